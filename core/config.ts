@@ -1,0 +1,157 @@
+import { z } from 'zod';
+
+/**
+ * The platform's configuration: one typed, validated object built from environment variables.
+ *
+ * Naming: `APP_<SECTION>__<KEY>` with `__` for nesting and snake_case keys, e.g.
+ * `APP_INGEST__TARGET_FPS=3` → `ingest.targetFps`, `APP_PII__COVERAGE_GATE=enforcing` →
+ * `pii.coverageGate`. `DATABASE_URL` is accepted as the conventional override of
+ * `APP_DATABASE__URL`. Pure: the caller passes the environment in.
+ */
+
+export const APP_ENVS = ['local', 'test', 'production'] as const;
+export type AppEnv = (typeof APP_ENVS)[number];
+
+/**
+ * Built-in defaults of secrets. They make `local` and `test` start with no set-up; any other
+ * environment refuses to start while one of them is still in use (spec Authentication 9).
+ */
+export const BUILT_IN_SECRETS = {
+  'auth.tokenSecret': 'local-only-token-secret-do-not-deploy',
+  'storage.secretKey': 'drivelab-local-secret',
+  'database.url': 'postgresql://drivelab:drivelab@127.0.0.1:55432/drivelab',
+} as const;
+
+const num = z.coerce.number();
+const int = z.coerce.number().int();
+const bool = z.preprocess((v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v), z.boolean());
+
+export const ConfigSchema = z.object({
+  env: z.enum(APP_ENVS).default('local'),
+  http: z
+    .object({
+      host: z.string().default('127.0.0.1'),
+      port: int.min(0).max(65535).default(8080),
+      /** Public base URL, used in `Location` headers and printed at start. */
+      publicUrl: z.string().optional(),
+      /** Body size limit for JSON requests. */
+      jsonLimit: z.string().default('5mb'),
+    })
+    .prefault({}),
+  log: z.object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),
+  database: z.object({ url: z.string().min(1).default(BUILT_IN_SECRETS['database.url']) }).prefault({}),
+  temporal: z
+    .object({
+      address: z.string().default('127.0.0.1:7233'),
+      namespace: z.string().default('default'),
+      uiUrl: z.string().default('http://127.0.0.1:8233'),
+      cpuTaskQueue: z.string().default('cpu'),
+      gpuTaskQueue: z.string().default('gpu'),
+    })
+    .prefault({}),
+  storage: z
+    .object({
+      endpoint: z.string().default('127.0.0.1'),
+      port: int.min(1).max(65535).default(9000),
+      useSsl: bool.default(false),
+      accessKey: z.string().default('drivelab'),
+      secretKey: z.string().default(BUILT_IN_SECRETS['storage.secretKey']),
+      region: z.string().default('us-east-1'),
+      consoleUrl: z.string().default('http://127.0.0.1:9001'),
+      /** Bucket names by role; all are created at start-up when missing. */
+      buckets: z
+        .object({
+          frames: z.string().default('frames'),
+          redacted: z.string().default('frames-redacted'),
+          masks: z.string().default('masks'),
+          exports: z.string().default('exports'),
+          models: z.string().default('models'),
+          uploads: z.string().default('uploads'),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  auth: z
+    .object({
+      tokenSecret: z.string().min(16).default(BUILT_IN_SECRETS['auth.tokenSecret']),
+      tokenTtlHours: num.positive().default(12),
+      issuer: z.string().default('drivelab'),
+    })
+    .prefault({}),
+  rateLimit: z
+    .object({
+      /** Login attempts per client address and e-mail within the window. */
+      loginMax: int.positive().default(10),
+      loginWindowSeconds: int.positive().default(300),
+      /** Requests per authenticated principal within the window. */
+      apiMax: int.positive().default(1200),
+      apiWindowSeconds: int.positive().default(60),
+    })
+    .prefault({}),
+  ingest: z.object({ targetFps: num.positive().default(3) }).prefault({}),
+  pii: z.object({ coverageGate: z.enum(['off', 'advisory', 'enforcing']).default('advisory') }).prefault({}),
+  events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),
+  workers: z
+    .object({
+      shutdownGraceSeconds: num.positive().default(10),
+      cpuMaxConcurrentActivities: int.positive().default(8),
+    })
+    .prefault({}),
+});
+
+export type AppConfig = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const snakeToCamel = (s: string): string => s.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/** Turns `APP_A__B_C=v` into `{ a: { bC: 'v' } }`; `APP_ENV` is the top-level `env`. */
+export function envToTree(env: Record<string, string | undefined>): Record<string, unknown> {
+  const tree: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || !name.startsWith('APP_')) continue;
+    const path = name.slice(4).split('__').map(snakeToCamel);
+    let node = tree;
+    for (const key of path.slice(0, -1)) {
+      const next = node[key];
+      node = (typeof next === 'object' && next !== null ? next : (node[key] = {})) as Record<string, unknown>;
+    }
+    node[path[path.length - 1]!] = value;
+  }
+  if (env.DATABASE_URL && !env.APP_DATABASE__URL) {
+    tree.database = { ...(tree.database as object | undefined), url: env.DATABASE_URL };
+  }
+  return tree;
+}
+
+function secretsStillDefault(config: AppConfig): string[] {
+  const current: Record<keyof typeof BUILT_IN_SECRETS, string> = {
+    'auth.tokenSecret': config.auth.tokenSecret,
+    'storage.secretKey': config.storage.secretKey,
+    'database.url': config.database.url,
+  };
+  return (Object.keys(BUILT_IN_SECRETS) as Array<keyof typeof BUILT_IN_SECRETS>).filter(
+    (k) => current[k] === BUILT_IN_SECRETS[k],
+  );
+}
+
+/** Validates the environment; throws ConfigError naming every bad variable or default secret. */
+export function loadConfig(env: Record<string, string | undefined>): AppConfig {
+  const parsed = ConfigSchema.safeParse(envToTree(env));
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `APP_${i.path.map((p) => String(p).replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()).join('__')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const config = parsed.data;
+  if (config.env !== 'local' && config.env !== 'test') {
+    const defaults = secretsStillDefault(config);
+    if (defaults.length) {
+      throw new ConfigError(
+        `refusing to start with APP_ENV=${config.env}: built-in default secrets still in use for ${defaults.join(', ')}; set them in the environment`,
+      );
+    }
+  }
+  return config;
+}
