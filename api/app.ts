@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import { Histogram } from 'prom-client';
+import { createRouteGuards } from './auth/guards';
+import type { AppDeps } from './deps';
+import { buildOpenApi } from './http/openapi';
+import { errorHandler, sendProblem } from './http/problem';
+import type { DeclaredRoute, RouteGroup } from './http/route-group';
+import { createAuthRoutes } from './routes/auth';
+import { createEventStreamRoutes } from './routes/events';
+import { createHealthRoutes } from './routes/health';
+import { createIdentityRoutes } from './routes/identity';
+import { createUsersRoutes } from './routes/users';
+
+/** Route groups served, one factory per group of spec/routes.tsv. */
+export function createRouteGroups(deps: AppDeps): RouteGroup[] {
+  return [
+    createHealthRoutes(deps),
+    createUsersRoutes(deps),
+    createAuthRoutes(deps),
+    createIdentityRoutes(deps),
+    createEventStreamRoutes(deps),
+  ];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface PlatformApp {
+  app: Express;
+  routes: DeclaredRoute[];
+}
+
+export function createApp(deps: AppDeps): PlatformApp {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      // A caller's X-Request-Id is kept when it is sane, so a request can be followed across services.
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      serializers: { req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.split('?')[0] }) },
+    }),
+  );
+
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'API request duration by route template and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [deps.metrics],
+  });
+  app.use((req, res, next) => {
+    const end = duration.startTimer();
+    res.on('finish', () => {
+      const route = (req.route as { path?: string } | undefined)?.path;
+      end({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(res.statusCode) });
+    });
+    next();
+  });
+
+  app.use(express.json({ limit: deps.config.http.jsonLimit }));
+
+  const guards = createRouteGuards(deps);
+  const groups = createRouteGroups(deps);
+  const routes = groups.flatMap((g) => g.routes);
+  const openapi = buildOpenApi(routes, { title: 'drivelab platform API', version: '0.1.0' });
+  app.get('/api/openapi.json', async (req, res, next) => {
+    try {
+      // The API description is behind a token like every route but health and readiness.
+      await guards.authenticate(req, { allowQueryToken: false });
+      res.json(openapi);
+    } catch (err) {
+      next(err);
+    }
+  });
+  for (const group of groups) app.use(group.toRouter(guards));
+
+  // Fail closed: an unknown /api path answers 401 to a caller without a valid token, 404 otherwise.
+  app.use('/api', async (req, res, next) => {
+    try {
+      await guards.authenticate(req, { allowQueryToken: false });
+      sendProblem(res, { status: 404, type: 'urn:drivelab:problem:no-route', detail: `no route ${req.method} ${req.originalUrl.split('?')[0]}` });
+    } catch (err) {
+      next(err);
+    }
+  });
+  app.use((req, res) => sendProblem(res, { status: 404, detail: `no route ${req.method} ${req.path}` }));
+  app.use(errorHandler(deps.logger));
+  return { app, routes };
+}

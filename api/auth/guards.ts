@@ -1,0 +1,65 @@
+import type { Request } from 'express';
+import { NotAllowedError, NotAuthenticatedError } from '../../core/errors';
+import type { Db } from '../../activities/db';
+import type { RouteGuards } from '../http/route-group';
+import type { RateLimiter } from '../rate-limit';
+import { roleAtLeast, type Principal, type Role } from './principal';
+import type { TokenIssuer } from './tokens';
+
+/** Reads the bearer token; `?token=` only where the route allows it (the four GET event streams). */
+export function tokenFromRequest(req: Request, allowQueryToken: boolean): string {
+  const header = req.headers.authorization;
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new NotAuthenticatedError('Authorization header must be "Bearer <token>"');
+    return match[1]!;
+  }
+  const fromQuery = req.query.token;
+  if (fromQuery !== undefined) {
+    if (!allowQueryToken) {
+      throw new NotAuthenticatedError('a token in the query string is accepted only on GET of the /api/events streams');
+    }
+    if (typeof fromQuery === 'string' && fromQuery) return fromQuery;
+  }
+  throw new NotAuthenticatedError('a bearer token is required');
+}
+
+/** Resolves a token to a live principal: the user must exist, be enabled and hold the same token_version. */
+export async function principalFromToken(db: Db, tokens: TokenIssuer, token: string): Promise<Principal> {
+  const claims = await tokens.verify(token);
+  const user = await db.user.findUnique({
+    where: { id: claims.userId },
+    select: { id: true, email: true, role: true, tokenVersion: true, disabledAt: true },
+  });
+  if (!user || user.disabledAt) throw new NotAuthenticatedError('token is not valid');
+  if (user.tokenVersion !== claims.tokenVersion) throw new NotAuthenticatedError('token was revoked');
+  return {
+    userId: user.id,
+    email: user.email,
+    role: user.role,
+    tokenVersion: user.tokenVersion,
+    tokenId: claims.tokenId,
+    expiresAt: claims.expiresAt,
+  };
+}
+
+export function createRouteGuards(deps: { db: Db; tokens: TokenIssuer; limiter: RateLimiter }): RouteGuards {
+  return {
+    async authenticate(req, { allowQueryToken }) {
+      const principal = await principalFromToken(deps.db, deps.tokens, tokenFromRequest(req, allowQueryToken));
+      req.log?.setBindings?.({ user_id: principal.userId });
+      return principal;
+    },
+    authorize(principal: Principal, required: Role) {
+      if (!roleAtLeast(principal.role, required)) {
+        throw new NotAllowedError(`this route needs the ${required} role; you are ${principal.role}`);
+      }
+    },
+    async limit(_req, principal) {
+      if (principal) await deps.limiter.consume('api', principal.userId);
+    },
+    async bootstrapOpen() {
+      return (await deps.db.user.count()) === 0;
+    },
+  };
+}

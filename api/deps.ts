@@ -1,0 +1,48 @@
+import type { Logger } from 'pino';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { AppConfig } from '../core/config';
+import { createDb, type Db } from '../activities/db';
+import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
+import { createTemporalHandle, type TemporalHandle } from '../activities/temporal/connection';
+import { createTokenIssuer, type TokenIssuer } from './auth/tokens';
+import { createEventHub, type EventHub } from './events/event-hub';
+import { createRateLimiter, type RateLimiter } from './rate-limit';
+
+/** Everything the routers need, built once per process and injected (tests build their own). */
+export interface AppDeps {
+  config: AppConfig;
+  logger: Logger;
+  db: Db;
+  storage: ObjectStore;
+  temporal: TemporalHandle;
+  events: EventHub;
+  tokens: TokenIssuer;
+  limiter: RateLimiter;
+  metrics: Registry;
+  startedAt: Date;
+}
+
+export async function createAppDeps(config: AppConfig, logger: Logger): Promise<AppDeps> {
+  const db = createDb(config.database.url);
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  return {
+    config,
+    logger,
+    db,
+    storage: createObjectStore(config.storage),
+    temporal: createTemporalHandle(config.temporal),
+    events: await createEventHub(config.database.url, logger),
+    tokens: createTokenIssuer({ secret: config.auth.tokenSecret, issuer: config.auth.issuer, ttlHours: config.auth.tokenTtlHours }),
+    limiter: createRateLimiter(db, {
+      api: { max: config.rateLimit.apiMax, windowSeconds: config.rateLimit.apiWindowSeconds },
+      login: { max: config.rateLimit.loginMax, windowSeconds: config.rateLimit.loginWindowSeconds },
+    }),
+    metrics,
+    startedAt: new Date(),
+  };
+}
+
+export async function closeAppDeps(deps: AppDeps): Promise<void> {
+  await Promise.allSettled([deps.events.close(), deps.temporal.close(), deps.db.$disconnect()]);
+}

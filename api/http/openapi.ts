@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import type { DeclaredRoute } from './route-group';
+
+type JsonSchema = Record<string, unknown>;
+
+const problemSchema: JsonSchema = {
+  type: 'object',
+  description: 'RFC 9457 problem details',
+  required: ['type', 'title', 'status', 'detail'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    instance: { type: 'string' },
+    request_id: { type: 'string' },
+    errors: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+  },
+};
+
+const problemResponse = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
+/** OpenAPI 3.1 document generated from the same declarations (and zod schemas) that validate requests. */
+export function buildOpenApi(routes: DeclaredRoute[], info: { title: string; version: string }): JsonSchema {
+  const schemas: Record<string, JsonSchema> = { Problem: problemSchema };
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const { spec } = route;
+    const operation: Record<string, unknown> = {
+      tags: [route.group],
+      summary: spec.summary,
+      operationId: `${route.method}${route.path.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      security: spec.access === 'public' ? [] : [{ bearer: [] }],
+      'x-required-role': spec.access,
+      parameters: [...route.path.matchAll(/\{([a-z_0-9]+)\}/gi)].map((m) => ({
+        name: m[1],
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      })),
+      responses: {
+        [String(spec.successStatus ?? 200)]: spec.response
+          ? { description: 'success', content: { 'application/json': { schema: { $ref: `#/components/schemas/${spec.response.name}` } } } }
+          : { description: 'success' },
+        ...(spec.access === 'public' ? {} : { 401: problemResponse('no valid token'), 403: problemResponse('role too low') }),
+        ...(spec.body || spec.query ? { 422: problemResponse('invalid request; `errors` names each field'), 400: problemResponse('body is not valid JSON') } : {}),
+        ...Object.fromEntries(Object.entries(spec.statuses ?? {}).map(([status, d]) => [status, problemResponse(d)])),
+      },
+    };
+    if (spec.streamToken) {
+      (operation.parameters as unknown[]).push({ name: 'token', in: 'query', required: false, schema: { type: 'string' }, description: 'bearer token, for EventSource clients' });
+    }
+    if (spec.body) {
+      schemas[spec.body.name] = z.toJSONSchema(spec.body.schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+      operation.requestBody = { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${spec.body.name}` } } } };
+    }
+    if (spec.response) schemas[spec.response.name] = z.toJSONSchema(spec.response.schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+    if (spec.query) {
+      const q = z.toJSONSchema(spec.query, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
+      for (const [name, schema] of Object.entries(q.properties ?? {})) {
+        (operation.parameters as unknown[]).push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+      }
+    }
+    (paths[route.path] ??= {})[route.method] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    paths,
+    components: { schemas, securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+  };
+}

@@ -1,0 +1,27 @@
+import { RouteGroup } from '../../http/route-group';
+import type { AppDeps } from '../../deps';
+import { tokenOut, userOut } from '../users/serialize';
+
+/** The developer's account that dev-login signs into (created on first use). */
+const DEV_ADMIN_EMAIL = 'dev-admin@localhost';
+
+/** The `auth` group: token refresh, and dev-login in local environments only. */
+export function createAuthRoutes(deps: AppDeps): RouteGroup {
+  const group = new RouteGroup('auth').post(
+    '/api/auth/refresh',
+    { summary: "Roll the caller's token: a new token with a fresh 12-hour lifetime", access: 'annotator' },
+    async ({ principal }) => tokenOut(await deps.tokens.issue(principal!.userId, principal!.tokenVersion)),
+  );
+  // The route does not exist outside APP_ENV=local: not merely refused, absent (404).
+  if (deps.config.env === 'local') {
+    group.post('/api/auth/dev-login', { summary: 'Local environments only: mint an admin token', access: 'public' }, async () => {
+      const user = await deps.db.user.upsert({
+        where: { email: DEV_ADMIN_EMAIL },
+        create: { email: DEV_ADMIN_EMAIL, name: 'Local developer', role: 'admin' },
+        update: {},
+      });
+      return { ...tokenOut(await deps.tokens.issue(user.id, user.tokenVersion)), user: userOut(user) };
+    });
+  }
+  return group;
+}

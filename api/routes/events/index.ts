@@ -1,0 +1,20 @@
+import { RouteGroup } from '../../http/route-group';
+import type { AppDeps } from '../../deps';
+import { serveEventStream } from '../../events/sse';
+
+/** The `events (streams)` group. The token may come as `?token=` here (EventSource cannot set headers). */
+export function createEventStreamRoutes(deps: AppDeps): RouteGroup {
+  return new RouteGroup('events (streams)').get(
+    '/api/events/system',
+    { summary: 'Server-sent system events, with a heartbeat event every events.heartbeat_seconds', access: 'annotator', streamToken: true },
+    ({ req, res, principal }) => {
+      serveEventStream(req, res, {
+        hub: deps.events,
+        stream: 'system',
+        heartbeatSeconds: deps.config.events.heartbeatSeconds,
+        hello: { user_id: principal!.userId },
+      });
+      return undefined;
+    },
+  );
+}

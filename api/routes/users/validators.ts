@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { ROLES } from '../../auth/principal';
+
+export const UserCreateIn = z
+  .strictObject({
+    email: z.email().max(320).transform((e) => e.toLowerCase()),
+    name: z.string().trim().min(1).max(200),
+    /** Long passphrases over complexity rules (NIST SP 800-63B). */
+    password: z.string().min(12).max(1024),
+    role: z.enum(ROLES).default('annotator'),
+  })
+  .meta({ description: 'The first user (created without a token) is always an admin.' });
+export type UserCreateIn = z.infer<typeof UserCreateIn>;
+
+export const UserIdParams = z.object({ user_id: z.uuid() });
