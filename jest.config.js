@@ -1,24 +1,28 @@
 // One runner for the whole repository: unit tests sit beside the code (`*.test.ts`), integration
 // tests under test/ (`*.int.test.ts`) need the local stack and run in band.
 const transform = { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
+// ESM-only packages that jest (on Node 20) must compile to CommonJS like our own code.
+const transformIgnorePatterns = ['/node_modules/(?!(jose|@prisma/schema-engine-wasm)/)'];
 
 module.exports = {
   projects: [
     {
       displayName: 'unit',
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/test/helpers/node-environment.js',
       transform,
+      transformIgnorePatterns,
       roots: ['<rootDir>/core', '<rootDir>/api', '<rootDir>/activities', '<rootDir>/workflows', '<rootDir>/canlab'],
       testMatch: ['**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', '\\.int\\.test\\.ts$'],
     },
     {
       displayName: 'integration',
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/test/helpers/node-environment.js',
       transform,
+      transformIgnorePatterns,
       roots: ['<rootDir>/test'],
       testMatch: ['**/*.int.test.ts'],
-      testTimeout: 120000,
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/jest-setup.ts'],
     },
   ],
 };

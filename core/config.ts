@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -89,12 +90,24 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
   ingest: z.object({ targetFps: num.positive().default(3) }).prefault({}),
+  models: z
+    .object({
+      /** Folder the model file names below resolve against: ../shared/models beside the checkout. */
+      dir: z.string().default(path.resolve(__dirname, '../../shared/models')),
+      closedSetDetector: z.string().default('yolox_nano.onnx'),
+      faceDetector: z.string().default('face_detection_yunet.onnx'),
+      /** Execution device for inference: `cpu`, or `cuda` where the CUDA provider is installed. */
+      device: z.enum(['cpu', 'cuda']).default('cpu'),
+    })
+    .prefault({}),
   pii: z.object({ coverageGate: z.enum(['off', 'advisory', 'enforcing']).default('advisory') }).prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),
   workers: z
     .object({
       shutdownGraceSeconds: num.positive().default(10),
       cpuMaxConcurrentActivities: int.positive().default(8),
+      /** The GPU a workers-gpu process serves; one process per device. */
+      gpuDevice: int.min(0).default(0),
     })
     .prefault({}),
 });

@@ -1,0 +1,55 @@
+import type { Server } from 'node:http';
+import pino from 'pino';
+import type { AppConfig } from '../../core/config';
+import { createApp } from '../../api/app';
+import { closeAppDeps, createAppDeps, type AppDeps } from '../../api/deps';
+import type { DeclaredRoute } from '../../api/http/route-group';
+
+export interface TestApi {
+  url: string;
+  deps: AppDeps;
+  routes: DeclaredRoute[];
+  close(): Promise<void>;
+  /** fetch against the API with an optional bearer token and JSON body. */
+  call(method: string, path: string, opts?: { token?: string; body?: unknown; rawBody?: string }): Promise<{ status: number; body: any; headers: Headers }>;
+}
+
+/** The real app on a free loopback port, with real dependencies built from `config`. */
+export async function startTestApi(config: AppConfig): Promise<TestApi> {
+  const deps = await createAppDeps(config, pino({ level: 'silent' }));
+  await deps.storage.ensureBuckets();
+  const { app, routes } = createApp(deps);
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const address = server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    url,
+    deps,
+    routes,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await closeAppDeps(deps);
+    },
+    async call(method, path, opts = {}) {
+      const headers: Record<string, string> = {};
+      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+      let body: string | undefined;
+      if (opts.rawBody !== undefined || opts.body !== undefined) {
+        headers['content-type'] = 'application/json';
+        body = opts.rawBody ?? JSON.stringify(opts.body);
+      }
+      const res = await fetch(`${url}${path}`, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // not JSON (metrics, SSE): keep the text
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import fs from 'node:fs';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import type { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { localStackEnv } from './stack';
+
+/**
+ * A private Temporal dev server for one test file, on the CLI binary the stack script built
+ * (`@temporalio/testing` would download one, which fails offline).
+ */
+export function startTemporalTestEnv(): Promise<TestWorkflowEnvironment> {
+  // Worker state changes and bundler output are noise in test logs; warnings still show.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const path = localStackEnv().STACK_TEMPORAL_BIN!;
+  if (!fs.existsSync(path)) throw new Error(`no Temporal CLI at ${path}; run infra/stack.sh install`);
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path },
+      extraArgs: ['--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF', '--log-level', 'error'],
+    },
+  });
+}
+
+type History = Parameters<typeof historyFromJSON>[0];
+
+/**
+ * Replays a recorded workflow history against the current workflow code: a change that breaks
+ * determinism makes this throw (DeterminismViolationError).
+ */
+export async function replayRecordedHistory(historyFile: string, workflowsPath: string, workflowId: string): Promise<void> {
+  const history = JSON.parse(fs.readFileSync(historyFile, 'utf8')) as History;
+  await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
+}

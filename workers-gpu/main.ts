@@ -1,0 +1,35 @@
+import { NativeConnection } from '@temporalio/worker';
+import pino from 'pino';
+import { loadConfig } from '../core/config';
+import { createGpuActivities } from '../activities';
+import { createDb } from '../activities/db';
+import { createObjectStore } from '../activities/storage/object-store';
+import { acquireGpuSlotLock, createGpuWorker } from './worker';
+
+/** workers-gpu: the single slot of task queue `gpu` for device APP_WORKERS__GPU_DEVICE (default 0). */
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const logger = pino({ level: config.log.level, name: 'workers-gpu' });
+  const lock = await acquireGpuSlotLock(config.database.url, config.workers.gpuDevice);
+  const db = createDb(config.database.url, { maxConnections: 3 });
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  try {
+    const worker = await createGpuWorker({
+      connection,
+      config,
+      activities: createGpuActivities({ config, db, storage: createObjectStore(config.storage) }),
+    });
+    logger.info({ taskQueue: config.temporal.gpuTaskQueue, device: config.workers.gpuDevice }, 'workers-gpu polling with one slot');
+    await worker.run();
+    logger.info('workers-gpu stopped');
+  } finally {
+    await connection.close();
+    await db.$disconnect();
+    await lock.end();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`workers-gpu failed: ${(err as Error).message}`);
+  process.exit(1);
+});

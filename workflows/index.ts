@@ -1,0 +1,5 @@
+/**
+ * Every workflow the `cpu` worker runs is exported here; the worker bundles this file.
+ * Workflow files import activities by type only and use no Node built-ins (lint enforces both).
+ */
+export { inferenceCheckWorkflow } from './inference-check';
