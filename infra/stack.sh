@@ -31,6 +31,9 @@ MINIO_PASSWORD="${STACK_MINIO_PASSWORD:-drivelab-local-secret}"
 
 log() { printf '[stack] %s\n' "$*" >&2; }
 
+# Go is only needed to build the Temporal CLI and MinIO; the image keeps it outside the default PATH.
+[ -x /usr/local/go/bin/go ] && case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) PATH="$PATH:/usr/local/go/bin" ;; esac
+
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 wait_port() { # port name seconds
