@@ -53,3 +53,16 @@ export async function startTestApi(config: AppConfig): Promise<TestApi> {
     },
   };
 }
+
+let userSeq = 0;
+
+/** A user of `role` created directly in the database, with a live bearer token for it. */
+export async function createUserWithToken(
+  deps: Pick<AppDeps, 'db' | 'tokens'>,
+  role: 'annotator' | 'reviewer' | 'admin',
+): Promise<{ userId: string; email: string; token: string }> {
+  const email = `${role}-${process.pid}-${++userSeq}-${Date.now()}@example.org`;
+  const user = await deps.db.user.create({ data: { email, name: `${role} ${userSeq}`, role } });
+  const { token } = await deps.tokens.issue(user.id, user.tokenVersion);
+  return { userId: user.id, email, token };
+}
