@@ -18,6 +18,12 @@ const NO_FILTER = { externalTables: [], externalEnums: [] };
 
 type SchemaEngine = Engine.SchemaEngine;
 
+type WasmExports = Record<string, unknown>;
+/** Node's global WebAssembly, typed to the one call used here (the DOM lib would bring it all). */
+const wasm = (globalThis as unknown as {
+  WebAssembly: { instantiate(bytes: Buffer, imports: object): Promise<{ instance: { exports: WasmExports } }> };
+}).WebAssembly;
+
 /**
  * The package's entry imports the .wasm file as an ES module, which Node 20 only allows behind a
  * flag; instantiating the bytes against its JS glue ourselves needs no flag.
@@ -25,10 +31,10 @@ type SchemaEngine = Engine.SchemaEngine;
 async function loadEngineModule(): Promise<typeof Engine> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const glue = require('@prisma/schema-engine-wasm/schema_engine_bg') as typeof Engine & {
-    __wbg_set_wasm(exports: WebAssembly.Exports): void;
+    __wbg_set_wasm(exports: WasmExports): void;
   };
   const wasmPath = require.resolve('@prisma/schema-engine-wasm/schema_engine_bg').replace(/\.js$/, '.wasm');
-  const { instance } = await WebAssembly.instantiate(fs.readFileSync(wasmPath), { './schema_engine_bg.js': glue as never });
+  const { instance } = await wasm.instantiate(fs.readFileSync(wasmPath), { './schema_engine_bg.js': glue });
   glue.__wbg_set_wasm(instance.exports);
   (instance.exports.__wbindgen_start as () => void)();
   return glue;
