@@ -1,7 +1,7 @@
 /**
- * One CAN or CAN FD frame as every reader yields and every writer takes. Readers keep what the
- * file says (channel numbering, absolute or relative time) so that a write→read round trip is
- * lossless.
+ * One CAN or CAN FD frame as every reader yields and every writer takes. Readers keep the file's
+ * time base (absolute or relative) and number channels from 0 in every format, so a write→read
+ * round trip and a conversion between formats are lossless.
  */
 export interface CanFrame {
   /** Seconds, as the source gives them (absolute epoch seconds, or relative to the capture start). */
@@ -21,7 +21,7 @@ export interface CanFrame {
   dlc: number;
   /** Payload bytes; empty for remote frames. Length must equal dlcToLength(dlc, fd) except for remote frames. */
   data: Uint8Array;
-  /** Bus channel as numbered by the source file (1-based in ASC/TRC, whatever the BLF says). */
+  /** 0-based bus channel (python-can's convention): ASC/BLF/TRC store channel+1 on disk. */
   channel: number;
   /** Direction when the source records one. */
   direction?: 'rx' | 'tx';
