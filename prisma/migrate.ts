@@ -42,11 +42,26 @@ async function loadEngineModule(): Promise<typeof Engine> {
 
 let engineModule: Promise<typeof Engine> | undefined;
 
+/**
+ * Connection fields rather than a connection string: the adapter derives other connections as
+ * `{ ...config, database }`, and node-postgres lets a connection string override `database`.
+ */
+function poolConfig(databaseUrl: string): pg.PoolConfig {
+  const url = new URL(databaseUrl);
+  return {
+    host: url.hostname,
+    port: Number(url.port || 5432),
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    database: decodeURIComponent(url.pathname.slice(1)),
+  };
+}
+
 export async function openSchemaEngine(databaseUrl: string): Promise<SchemaEngine> {
   engineModule ??= loadEngineModule();
   const { SchemaEngine } = await engineModule;
   const schema = fs.readFileSync(SCHEMA_PATH, 'utf8');
-  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg({ connectionString: databaseUrl }));
+  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg(poolConfig(databaseUrl)));
   return SchemaEngine.new({ datamodels: [[SCHEMA_PATH, schema]] }, () => undefined, adapter);
 }
 
@@ -140,28 +155,42 @@ export async function migrateDown(databaseUrl: string, steps = 1, dir = MIGRATIO
   }
 }
 
+/** Each migration folder keeps the schema.prisma it brings the database to. */
+export const SNAPSHOT_FILE = 'schema.prisma';
+
+/** The schema the newest migration brings the database to, or undefined before the first. */
+export function latestSchemaSnapshot(dir = MIGRATIONS_DIR): string | undefined {
+  const newest = readMigrations(dir).at(-1);
+  if (!newest) return undefined;
+  const file = path.join(dir, newest.name, SNAPSHOT_FILE);
+  if (!fs.existsSync(file)) throw new Error(`migration ${newest.name} has no ${SNAPSHOT_FILE} snapshot`);
+  return fs.readFileSync(file, 'utf8');
+}
+
 /**
- * Drafts the next migration from the difference between the existing migrations (replayed by the
- * engine on a shadow database) and schema.prisma: migration.sql (history → schema) and down.sql
- * (schema → history). Review both before committing.
+ * Drafts the next migration as the difference between the newest migration's schema snapshot and
+ * schema.prisma: migration.sql (snapshot → schema), down.sql (schema → snapshot), and the new
+ * snapshot. Datamodel-to-datamodel diffs need no database: the WASM engine cannot describe a live
+ * PostgreSQL schema through the driver adapter (it fails on the catalogs' "char" columns). Review
+ * both SQL files before committing: the engine cannot know about data moves.
  */
 export async function draftMigration(databaseUrl: string, name: string, dir = MIGRATIONS_DIR): Promise<string | null> {
   if (!/^[a-z0-9_]+$/.test(name)) throw new Error('migration name: lower-case letters, digits and _ only');
+  const current = fs.readFileSync(SCHEMA_PATH, 'utf8');
+  const previous = latestSchemaSnapshot(dir);
   const engine = await openSchemaEngine(databaseUrl);
   try {
-    const schema = { files: [{ path: SCHEMA_PATH, content: fs.readFileSync(SCHEMA_PATH, 'utf8') }] };
-    const history: Engine.DiffTarget = readMigrations(dir).length
-      ? { tag: 'migrations', ...migrationList(dir) }
-      : { tag: 'empty' };
-    const model: Engine.DiffTarget = { tag: 'schemaDatamodel', ...schema };
-    const up = await engine.diff({ from: history, to: model, script: true, exitCode: null, filters: NO_FILTER });
-    const down = await engine.diff({ from: model, to: history, script: true, exitCode: null, filters: NO_FILTER });
+    const model = (content: string): Engine.DiffTarget => ({ tag: 'schemaDatamodel', files: [{ path: SCHEMA_PATH, content }] });
+    const before: Engine.DiffTarget = previous === undefined ? { tag: 'empty' } : model(previous);
+    const up = await engine.diff({ from: before, to: model(current), script: true, exitCode: null, filters: NO_FILTER });
+    const down = await engine.diff({ from: model(current), to: before, script: true, exitCode: null, filters: NO_FILTER });
     if (!up.stdout || /^-- This is an empty migration\.?\s*$/.test(up.stdout.trim())) return null;
     const next = String(readMigrations(dir).length + 1).padStart(4, '0');
     const target = path.join(dir, `${next}_${name}`);
     fs.mkdirSync(target, { recursive: true });
     fs.writeFileSync(path.join(target, 'migration.sql'), up.stdout);
     fs.writeFileSync(path.join(target, 'down.sql'), down.stdout ?? '');
+    fs.writeFileSync(path.join(target, SNAPSHOT_FILE), current);
     return target;
   } finally {
     engine.free();

@@ -59,7 +59,7 @@ it('keeps a sane caller request id and returns it in the header and problem body
   const res = await fetch(`${api.url}/api/users/me`, { headers: { 'x-request-id': 'trace-abc.123' } });
   expect(res.status).toBe(401);
   expect(res.headers.get('x-request-id')).toBe('trace-abc.123');
-  expect((await res.json()).request_id).toBe('trace-abc.123');
+  expect(((await res.json()) as { request_id: string }).request_id).toBe('trace-abc.123');
   const hostile = await fetch(`${api.url}/api/users/me`, { headers: { 'x-request-id': 'a b<script>' } });
   expect(hostile.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
 });
