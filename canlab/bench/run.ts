@@ -1,0 +1,13 @@
+/** `npm run bench` / `npx tsx bench/run.ts`: every canlab benchmark in turn. */
+import { benchDecode } from './decode';
+import { benchFormats } from './formats';
+
+async function main(): Promise<void> {
+  await benchFormats();
+  await benchDecode();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
