@@ -70,6 +70,7 @@ install_components() {
   pg_bin >/dev/null || missing+=(postgresql)
   command -v ffmpeg >/dev/null || missing+=(ffmpeg)
   command -v chromium >/dev/null || missing+=(chromium)
+  command -v tmux >/dev/null || missing+=(tmux) # canlab capture kit keyboard tests
   if ((${#missing[@]})); then
     log "installing Debian packages: ${missing[*]}"
     apt_install "${missing[@]}" || { apt-get update -qq && apt_install "${missing[@]}"; }
