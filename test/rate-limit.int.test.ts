@@ -1,11 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { createTokenIssuer } from '../api/auth/tokens';
+import { createDb } from '../activities/db';
 import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { REPO_ROOT, localStackEnv } from './helpers/stack';
+import { REPO_ROOT, localStackEnv, testConfig } from './helpers/stack';
 
 /**
- * Two API processes share one login budget through PostgreSQL (spec Authentication 8): with a
- * budget of 4, the fifth attempt is refused whichever process it reaches.
+ * Two API processes share one budget through PostgreSQL (spec Authentication 8): with a login
+ * budget of 4 the fifth attempt is refused whichever process it reaches, and likewise the sixth
+ * authenticated request with an API budget of 5.
  */
 
 let db: TestDatabase;
@@ -22,6 +25,8 @@ async function startApiProcess(port: number): Promise<{ proc: ChildProcess; url:
       APP_LOG__LEVEL: 'warn',
       APP_RATE_LIMIT__LOGIN_MAX: '4',
       APP_RATE_LIMIT__LOGIN_WINDOW_SECONDS: '600',
+      APP_RATE_LIMIT__API_MAX: '5',
+      APP_RATE_LIMIT__API_WINDOW_SECONDS: '600',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -60,6 +65,20 @@ it('spends one login budget across both processes', async () => {
   expect(fifth.status).toBe(429);
   expect(Number(fifth.headers.get('retry-after'))).toBeGreaterThan(0);
   expect((await attempt(b!.url)).status).toBe(429);
+});
+
+it('spends one API budget per user across both processes', async () => {
+  const db2 = createDb(db.url);
+  const user = await db2.user.create({ data: { email: 'busy@example.org', name: 'Busy', role: 'annotator' } });
+  await db2.$disconnect();
+  // Both processes run with the default test signing key, so a token minted here is valid in each.
+  const auth = testConfig().auth;
+  const { token } = await createTokenIssuer({ secret: auth.tokenSecret, issuer: auth.issuer, ttlHours: 1 }).issue(user.id, user.tokenVersion);
+  const me = (url: string) => fetch(`${url}/api/users/me`, { headers: { authorization: `Bearer ${token}` } });
+  const [a, b] = apis;
+  const statuses = [];
+  for (const url of [a!.url, b!.url, a!.url, b!.url, a!.url, b!.url]) statuses.push((await me(url)).status);
+  expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
 });
 
 it('shuts down cleanly on SIGTERM', async () => {
