@@ -1,6 +1,11 @@
+import type { EventHub } from '../api/events/event-hub';
 import type { AppConfig } from '../core/config';
 import type { Db } from './db';
+import { createAutolabelActivities } from './autolabel';
+import { createAutolabelJobActivities } from './autolabel/jobs';
 import { createDetectActivities } from './detect';
+import { createIngestActivities } from './ingest';
+import { createInspectorActivities } from './inspector';
 import type { ObjectStore } from './storage/object-store';
 
 /** What activities receive: real instances in the workers, test instances in tests. */
@@ -8,16 +13,22 @@ export interface ActivityDeps {
   config: AppConfig;
   db: Db;
   storage: ObjectStore;
+  /** Publishes job events (the workers pass an EventHub); activities publish nothing without it. */
+  events?: Pick<EventHub, 'publish'>;
 }
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
-export function createCpuActivities(_deps: ActivityDeps) {
-  return {};
+export function createCpuActivities(deps: ActivityDeps) {
+  return {
+    ...createIngestActivities(deps),
+    ...createInspectorActivities(deps),
+    ...createAutolabelJobActivities(deps),
+  };
 }
 
 /** Activities of the `gpu` task queue (one slot): model inference, training, corpus relabel. */
 export function createGpuActivities(deps: ActivityDeps) {
-  return { ...createDetectActivities(deps) };
+  return { ...createDetectActivities(deps), ...createAutolabelActivities(deps) };
 }
 
 export type CpuActivities = ReturnType<typeof createCpuActivities>;

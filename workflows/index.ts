@@ -3,3 +3,6 @@
  * Workflow files import activities by type only and use no Node built-ins (lint enforces both).
  */
 export { inferenceCheckWorkflow } from './inference-check';
+export { healthSweepWorkflow, sessionHealthWorkflow } from './session-health';
+export { ingestWorkflow } from './ingest';
+export { autoLabelWorkflow } from './autolabel';

@@ -38,10 +38,10 @@ export function availableProviders(): string[] {
 }
 
 /**
- * Loads one configured model on the configured device and runs it once. Refuses by name when
- * the model file is missing or the device's provider is absent; never pretends.
+ * Opens one configured model on the configured device. Refuses by name when the model file is
+ * missing or the device's provider is absent; never pretends.
  */
-export async function checkModel(models: AppConfig['models'], role: ModelRole): Promise<ModelCheck> {
+export async function openModel(models: AppConfig['models'], role: ModelRole, options: ort.InferenceSession.SessionOptions = {}): Promise<{ session: ort.InferenceSession; file: string; bytes: Buffer; providers: string[]; loadMs: number }> {
   const file = path.resolve(models.dir, models[role]);
   const bytes = await fs.readFile(file).catch(() => {
     throw new UnavailableError(`model ${role} is not there: ${file} does not exist (set APP_MODELS__DIR or APP_MODELS__${role.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()})`);
@@ -51,8 +51,13 @@ export async function checkModel(models: AppConfig['models'], role: ModelRole): 
     throw new UnavailableError(`model ${role} needs the CUDA execution provider, which this onnxruntime-node install does not have (providers: ${providers.join(', ')})`);
   }
   const started = performance.now();
-  const session = await ort.InferenceSession.create(bytes, { executionProviders: [models.device] });
-  const loadMs = performance.now() - started;
+  const session = await ort.InferenceSession.create(bytes, { ...options, executionProviders: [models.device] });
+  return { session, file, bytes, providers, loadMs: performance.now() - started };
+}
+
+/** Loads one configured model on the configured device and runs it once (refusing as openModel does). */
+export async function checkModel(models: AppConfig['models'], role: ModelRole): Promise<ModelCheck> {
+  const { session, file, bytes, providers, loadMs } = await openModel(models, role);
   try {
     const inputs = session.inputMetadata.map(tensorInfo);
     const feeds: Record<string, ort.Tensor> = {};

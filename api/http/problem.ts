@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import {
+  BadRequestError,
   ConflictError,
   DomainError,
   InputError,
@@ -25,7 +26,9 @@ export interface Problem {
   [extension: string]: unknown;
 }
 
+/** First match wins: subclasses come before their parents. */
 const STATUS_BY_ERROR: Array<[new (...args: never[]) => DomainError, number, string]> = [
+  [BadRequestError, 400, 'bad-request'],
   [InputError, 422, 'invalid-request'],
   [NotAuthenticatedError, 401, 'not-authenticated'],
   [NotAllowedError, 403, 'forbidden'],

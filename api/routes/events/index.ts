@@ -4,17 +4,40 @@ import { serveEventStream } from '../../events/sse';
 
 /** The `events (streams)` group. The token may come as `?token=` here (EventSource cannot set headers). */
 export function createEventStreamRoutes(deps: AppDeps): RouteGroup {
-  return new RouteGroup('events (streams)').get(
-    '/api/events/system',
-    { summary: 'Server-sent system events, with a heartbeat event every events.heartbeat_seconds', access: 'annotator', streamToken: true },
-    ({ req, res, principal }) => {
-      serveEventStream(req, res, {
-        hub: deps.events,
-        stream: 'system',
-        heartbeatSeconds: deps.config.events.heartbeatSeconds,
-        hello: { user_id: principal!.userId },
-      });
-      return undefined;
-    },
-  );
+  return new RouteGroup('events (streams)')
+    .get(
+      '/api/events/jobs',
+      {
+        summary:
+          'Server-sent job events (ingest.queued, ingest.started, ingest.progress, ingest.completed, ingest.failed), with heartbeats',
+        access: 'annotator',
+        streamToken: true,
+      },
+      ({ req, res, principal }) => {
+        serveEventStream(req, res, {
+          hub: deps.events,
+          stream: 'jobs',
+          heartbeatSeconds: deps.config.events.heartbeatSeconds,
+          hello: { user_id: principal!.userId },
+        });
+        return undefined;
+      },
+    )
+    .get(
+      '/api/events/system',
+      {
+        summary: 'Server-sent system events, with a heartbeat event every events.heartbeat_seconds',
+        access: 'annotator',
+        streamToken: true,
+      },
+      ({ req, res, principal }) => {
+        serveEventStream(req, res, {
+          hub: deps.events,
+          stream: 'system',
+          heartbeatSeconds: deps.config.events.heartbeatSeconds,
+          hello: { user_id: principal!.userId },
+        });
+        return undefined;
+      },
+    );
 }

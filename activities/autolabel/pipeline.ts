@@ -1,0 +1,122 @@
+import { applyCritic, criticiseFrame, type CriticContext, type CriticFrame, type CriticVerdict } from '../../core/critic';
+import { applyVerifierAnswer, fuseDetections, type FusedObject, type PathRun, type VerifierTrace } from '../../core/fusion';
+import { isUncertain, routeObject, type AgentPolicy, type ObjectRoute } from '../../core/routing';
+import type { ClosedSetDetector } from '../detect/closed-set';
+import type { DecodedFrame } from '../detect/frame-image';
+import type { OpenVocabPath } from '../detect/open-vocab';
+import type { VerifierPath } from '../detect/verifier';
+
+/**
+ * One frame through the three paths: both detectors, weighted box fusion, the verifier on the
+ * uncertain subset only, routing by policy, then the critic. Pure of storage: the caller reads
+ * the frame and writes what comes out.
+ */
+export interface AutolabelPaths {
+  closedSet: ClosedSetDetector;
+  openVocab: OpenVocabPath;
+  verifier: VerifierPath;
+}
+
+export interface OntologyLookup {
+  /** Live class of a name (or a former name kept as an alias); undefined when the ontology has none. */
+  resolve(name: string): { id: number; name: string; l1: string } | undefined;
+  /** Class names the verifier may relabel to. */
+  names: ReadonlySet<string>;
+}
+
+export interface LabelledObject {
+  /** Position in the frame's output: with the job and frame it makes the object's idem key. */
+  n: number;
+  fused: FusedObject & { verifier?: VerifierTrace };
+  classId: number;
+  state: ObjectRoute;
+  routeReason: string;
+  critic: CriticVerdict;
+  demoted: boolean;
+  qualityFlags: string[];
+}
+
+export interface FrameLabels {
+  objects: LabelledObject[];
+  runs: PathRun[];
+  verifier: { status: 'ran' | 'refused' | 'failed' | 'not_needed'; asked: number; reason?: string; model?: string };
+  /** Detections dropped because the ontology has no class for them, by name. */
+  dropped: Record<string, number>;
+  inferenceMs: number;
+  criticFrame: CriticFrame;
+}
+
+export interface FrameInput {
+  image: DecodedFrame;
+  timestampMs: number;
+  egoSpeedMps: number | null;
+}
+
+export async function labelFrame(
+  paths: AutolabelPaths,
+  ontology: OntologyLookup,
+  frame: FrameInput,
+  opts: { policy: AgentPolicy; fusionIou: number; verifierMaxObjects: number; critic: Omit<CriticContext, 'previous'> & { previous: CriticFrame | null } },
+): Promise<FrameLabels> {
+  const [closed, openRun] = await Promise.all([paths.closedSet.detect(frame.image), paths.openVocab.detect(frame.image)]);
+  const dropped: Record<string, number> = { ...closed.dropped };
+  // A class name the ontology no longer has (retired, no alias) cannot become an object.
+  const known = (run: PathRun): PathRun => {
+    if (run.status !== 'ran') return run;
+    const detections = run.detections.filter((d) => {
+      if (ontology.resolve(d.className)) return true;
+      dropped[d.className] = (dropped[d.className] ?? 0) + 1;
+      return false;
+    });
+    return { ...run, detections: detections.map((d) => ({ ...d, className: ontology.resolve(d.className)!.name })) };
+  };
+  const runs = [known(closed.run), known(openRun)];
+  let fused: Array<FusedObject & { verifier?: VerifierTrace }> = fuseDetections(runs, { iouThreshold: opts.fusionIou });
+
+  // Only the uncertain subset goes to the verifier, the closest calls first.
+  const uncertain = fused
+    .map((o, i) => ({ o, i }))
+    .filter(({ o }) => isUncertain(o, opts.policy))
+    .sort((a, b) => Math.abs(a.o.conf - opts.policy.auto_accept_conf) - Math.abs(b.o.conf - opts.policy.auto_accept_conf) || a.i - b.i)
+    .slice(0, opts.verifierMaxObjects);
+  const verifierSummary: FrameLabels['verifier'] = { status: 'not_needed', asked: 0 };
+  const unverified = new Set<number>();
+  if (uncertain.length) {
+    const outcome = await paths.verifier.verify(frame.image, uncertain.map(({ o, i }) => ({ id: `o${i}`, box: o.box, className: o.className, conf: o.conf })), ontology.names);
+    verifierSummary.status = outcome.status;
+    verifierSummary.asked = uncertain.length;
+    if (outcome.status === 'ran') {
+      verifierSummary.model = outcome.model;
+      fused = fused.map((o, i) => {
+        const answer = outcome.answers.get(`o${i}`);
+        return answer ? applyVerifierAnswer(o, answer, outcome.model) : o;
+      });
+      for (const id of outcome.unanswered) unverified.add(Number(id.slice(1)));
+    } else {
+      verifierSummary.reason = outcome.reason;
+      for (const { i } of uncertain) unverified.add(i);
+    }
+  }
+
+  const criticFrame: CriticFrame = {
+    timestampMs: frame.timestampMs,
+    width: frame.image.width,
+    height: frame.image.height,
+    egoSpeedMps: frame.egoSpeedMps,
+    objects: fused.map((o, i) => ({ key: String(i), className: o.className, l1: ontology.resolve(o.className)!.l1, box: o.box })),
+  };
+  const verdicts = criticiseFrame(criticFrame, opts.critic);
+  const objects = fused.map((o, i): LabelledObject => {
+    const routed = routeObject(o, opts.policy);
+    const critic = verdicts.get(String(i))!;
+    const { route, demoted } = applyCritic(routed.route, critic);
+    const qualityFlags = [
+      ...critic.vetoes.map((v) => `critic:${v.check}`),
+      ...(demoted ? ['demoted_by_critic'] : []),
+      ...(unverified.has(i) ? ['unverified'] : []),
+      ...(o.entropy > 0 ? ['class_disagreement'] : []),
+    ];
+    return { n: i, fused: o, classId: ontology.resolve(o.className)!.id, state: route, routeReason: routed.reason, critic, demoted, qualityFlags };
+  });
+  return { objects, runs, verifier: verifierSummary, dropped, inferenceMs: closed.inferenceMs, criticFrame };
+}

@@ -1,0 +1,374 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { UnavailableError } from '../../core/errors';
+import { DriveRefusedError } from '../../core/media/errors';
+import { markNearDuplicates } from '../../core/media/phash';
+import { judgeQuality, type QualityMetrics } from '../../core/media/quality';
+import type { Prisma } from '../../generated/prisma/client';
+import type { ActivityDeps } from '..';
+import { recordAudit } from '../audit';
+import { readObject } from '../inspector/frame-objects';
+import { driveFrames, probeDriveMedia } from '../media/drive';
+import type { DriveProbe } from '../media/frame-source';
+import { detectPii } from '../pii/detector';
+import { redactFrame } from '../pii/redact';
+import { analyseFrame } from './analyse';
+import { reportJob, throttled } from './progress';
+import { frameObjectKey, listKeys, removeKeys } from './storage';
+import type { IngestStepInput, IngestWorkflowInput } from './types';
+
+/**
+ * The ingest steps, one activity each, named as the business steps they are so a workflow
+ * history reads as the ingest did. Every step is idempotent: a retry after a crashed worker
+ * finds what the crashed attempt wrote (candidate rows, frame rows by (session, index), audits by
+ * frame) and continues without duplicating it.
+ */
+
+/** Turns domain refusals into non-retryable failures; everything else is retried. */
+async function step<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof DriveRefusedError) throw ApplicationFailure.nonRetryable(err.message, 'DriveRefused');
+    if (err instanceof UnavailableError)
+      throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
+    throw err;
+  }
+}
+
+const PROGRESS_MS = 1000;
+
+/** What a frame row keeps from ingest: its place in the drive and its measured exposure and sharpness (read by the inspector). */
+const frameContext = (seq: number, m: QualityMetrics) => ({
+  seq,
+  exposure: { mean_luma: m.meanLuma, clipped_dark: m.clippedDark, clipped_bright: m.clippedBright },
+  sharpness: m.laplacianVariance,
+});
+/** Frames analysed and stored concurrently while ffmpeg keeps decoding. */
+const IN_FLIGHT = 4;
+/** Candidate rows per insert. */
+const ROW_BATCH = 16;
+
+export function createIngestActivities(deps: ActivityDeps) {
+  const { db, storage, config } = deps;
+  const framesBucket = storage.bucket('frames');
+  const redactedBucket = storage.bucket('redacted');
+
+  return {
+    /** Reads the drive's header or index: kind, length, size, image topic; refuses what cannot be ingested. */
+    probeDrive: (input: IngestWorkflowInput): Promise<DriveProbe> =>
+      step(async () => {
+        await reportJob(deps, input.jobId, { state: 'running', stage: 'probing' }, 'ingest.started');
+        const probe = await probeDriveMedia(deps, input.drive);
+        await db.session.update({
+          where: { id: input.sessionId },
+          data: {
+            durationMs: probe.durationMs,
+            targetFps: config.ingest.targetFps,
+            sourceMeta: probe as unknown as Prisma.InputJsonValue,
+            presentSensors: [probe.topic ?? 'camera'],
+          },
+        });
+        await reportJob(deps, input.jobId, { stage: 'extracting', framesExpected: probe.estimatedFrames });
+        return probe;
+      }),
+
+    /**
+     * Streams the drive's frames at the target rate, measuring each (perceptual hash, blur,
+     * exposure) and storing it as a candidate. A retry skips the candidates already stored.
+     */
+    extractFrames: (input: IngestWorkflowInput & { probe: DriveProbe }): Promise<{ extracted: number }> =>
+      step(async () => {
+        const ctx = Context.current();
+        const stored = new Set(
+          (
+            await db.ingestCandidate.findMany({
+              where: { sessionId: input.sessionId },
+              select: { seq: true },
+            })
+          ).map((c) => c.seq),
+        );
+        let seq = 0;
+        const progress = throttled(PROGRESS_MS, () => reportJob(deps, input.jobId, { framesExtracted: seq }));
+        const inFlight: Array<Promise<void>> = [];
+        // Stores run beside the decoder; the first failure is kept and rethrown, none goes unhandled.
+        let failure: unknown;
+        const track = (p: Promise<void>) => p.catch((err: unknown) => void (failure ??= err));
+        const store = async (
+          frameSeq: number,
+          frame: { timestampMs: number; bytes: Buffer; contentType: string },
+        ) => {
+          const analysis = await analyseFrame(frame.bytes, frameSeq);
+          const objectKey = frameObjectKey(input.sessionId, frameSeq, frame.contentType);
+          await storage.client.putObject(framesBucket, objectKey, frame.bytes, frame.bytes.length, {
+            'Content-Type': frame.contentType,
+          });
+          // Rows are written in batches (a row only ever follows its stored object).
+          pendingRows.push({
+            sessionId: input.sessionId,
+            seq: frameSeq,
+            timestampMs: frame.timestampMs,
+            width: analysis.width,
+            height: analysis.height,
+            phash: analysis.phash,
+            metrics: { ...analysis.metrics },
+            objectKey,
+            contentType: frame.contentType,
+          });
+        };
+        const pendingRows: Prisma.IngestCandidateCreateManyInput[] = [];
+        const flushRows = async () => {
+          const rows = pendingRows.splice(0);
+          if (rows.length) await db.ingestCandidate.createMany({ data: rows, skipDuplicates: true });
+        };
+        try {
+          for await (const frame of driveFrames(deps, input.drive, input.probe)) {
+            const frameSeq = seq++;
+            ctx.heartbeat({ seq });
+            if (stored.has(frameSeq)) continue;
+            inFlight.push(track(store(frameSeq, frame)));
+            if (inFlight.length >= IN_FLIGHT) await inFlight.shift();
+            if (failure) throw failure;
+            if (pendingRows.length >= ROW_BATCH) await flushRows();
+            await progress.tick();
+          }
+        } finally {
+          // Even when the drive breaks, no store may land after this attempt has ended (and been cleaned up).
+          await Promise.all(inFlight);
+        }
+        if (failure) throw failure;
+        await flushRows();
+        if (seq === 0) throw new DriveRefusedError('the drive yielded no frames');
+        await progress.flush();
+        return { extracted: seq };
+      }),
+
+    /** Applies the quality gate; a refused frame gets a rejected-frames row with its reason and no frame row. */
+    gateFrameQuality: (input: IngestStepInput): Promise<{ rejected: number; passed: number }> =>
+      step(async () => {
+        await reportJob(deps, input.jobId, { stage: 'gating' });
+        const candidates = await db.ingestCandidate.findMany({
+          where: { sessionId: input.sessionId },
+          orderBy: { seq: 'asc' },
+        });
+        const rejected = candidates
+          .map((c) => ({
+            c,
+            reasons: judgeQuality(
+              { ...(c.metrics as unknown as QualityMetrics), width: c.width, height: c.height },
+              config.ingest,
+            ),
+          }))
+          .filter((r) => r.reasons.length);
+        await db.$transaction([
+          db.rejectedFrame.createMany({
+            data: rejected.map(({ c, reasons }) => ({
+              sessionId: c.sessionId,
+              seq: c.seq,
+              timestampMs: c.timestampMs,
+              reason: reasons[0]!,
+              reasons,
+              metrics: c.metrics as Prisma.InputJsonValue,
+            })),
+            skipDuplicates: true,
+          }),
+          db.ingestCandidate.updateMany({
+            where: { sessionId: input.sessionId, seq: { in: rejected.map((r) => r.c.seq) } },
+            data: { verdict: 'rejected' },
+          }),
+          db.session.update({ where: { id: input.sessionId }, data: { rejectedCount: rejected.length } }),
+        ]);
+        await removeKeys(
+          storage,
+          framesBucket,
+          rejected.map((r) => r.c.objectKey),
+        );
+        await reportJob(deps, input.jobId, { framesRejected: rejected.length });
+        return { rejected: rejected.length, passed: candidates.length - rejected.length };
+      }),
+
+    /** Drops frames whose perceptual hash is within ingest.dedupMaxDistance bits of the last kept frame. */
+    dropNearDuplicates: (input: IngestStepInput): Promise<{ duplicates: number; kept: number }> =>
+      step(async () => {
+        await reportJob(deps, input.jobId, { stage: 'deduplicating' });
+        const candidates = await db.ingestCandidate.findMany({
+          where: { sessionId: input.sessionId, OR: [{ verdict: null }, { verdict: { not: 'rejected' } }] },
+          orderBy: { seq: 'asc' },
+        });
+        const duplicate = markNearDuplicates(
+          candidates.map((c) => c.phash),
+          config.ingest.dedupMaxDistance,
+        );
+        const dupSeqs = candidates.filter((_, i) => duplicate[i]).map((c) => c.seq);
+        const keptSeqs = candidates.filter((_, i) => !duplicate[i]).map((c) => c.seq);
+        await db.$transaction([
+          db.ingestCandidate.updateMany({
+            where: { sessionId: input.sessionId, seq: { in: dupSeqs } },
+            data: { verdict: 'duplicate' },
+          }),
+          db.ingestCandidate.updateMany({
+            where: { sessionId: input.sessionId, seq: { in: keptSeqs } },
+            data: { verdict: 'accepted' },
+          }),
+          db.session.update({ where: { id: input.sessionId }, data: { duplicateCount: dupSeqs.length } }),
+        ]);
+        await removeKeys(
+          storage,
+          framesBucket,
+          candidates.filter((_, i) => duplicate[i]).map((c) => c.objectKey),
+        );
+        await reportJob(deps, input.jobId, {
+          framesDuplicate: dupSeqs.length,
+          framesAccepted: keptSeqs.length,
+        });
+        return { duplicates: dupSeqs.length, kept: keptSeqs.length };
+      }),
+
+    /** Makes the accepted candidates the session's frames, indexed 0..n-1 in drive order. */
+    registerFrames: (input: IngestStepInput): Promise<{ frames: number }> =>
+      step(async () => {
+        await reportJob(deps, input.jobId, { stage: 'registering' });
+        const accepted = await db.ingestCandidate.findMany({
+          where: { sessionId: input.sessionId, verdict: 'accepted' },
+          orderBy: { seq: 'asc' },
+        });
+        if (!accepted.length) {
+          const session = await db.session.findUniqueOrThrow({ where: { id: input.sessionId } });
+          throw new DriveRefusedError(
+            `no frame passed the quality gate and the duplicate check (${session.rejectedCount} rejected, ${session.duplicateCount} near-duplicates)`,
+          );
+        }
+        await db.$transaction([
+          db.frame.createMany({
+            data: accepted.map((c, index) => ({
+              sessionId: c.sessionId,
+              index,
+              timestampMs: c.timestampMs,
+              width: c.width,
+              height: c.height,
+              uri: c.objectKey,
+              phash: c.phash,
+              context: frameContext(c.seq, c.metrics as unknown as QualityMetrics),
+            })),
+            skipDuplicates: true,
+          }),
+          db.session.update({ where: { id: input.sessionId }, data: { frameCount: accepted.length } }),
+        ]);
+        return { frames: accepted.length };
+      }),
+
+    /**
+     * The PII pass: faces and licence plates on every frame, a redacted copy in the redacted
+     * bucket and exactly one PiiAudit per frame. A retry continues with the frames lacking one.
+     */
+    redactPii: (input: IngestStepInput): Promise<{ redacted: number; faces: number; plates: number }> =>
+      step(async () => {
+        const ctx = Context.current();
+        await reportJob(deps, input.jobId, { stage: 'redacting' });
+        const todo = await db.frame.findMany({
+          where: { sessionId: input.sessionId, piiAudit: null },
+          orderBy: { index: 'asc' },
+        });
+        const total = await db.frame.count({ where: { sessionId: input.sessionId } });
+        let done = total - todo.length;
+        let faces = 0;
+        let plates = 0;
+        const progress = throttled(PROGRESS_MS, () => reportJob(deps, input.jobId, { framesRedacted: done }));
+        for (const frame of todo) {
+          const original = await readObject(storage, { bucket: framesBucket, key: frame.uri });
+          const found = await detectPii(config, original);
+          const redacted = await redactFrame(found.rgb, found.width, found.height, found.regions);
+          await storage.client.putObject(redactedBucket, frame.uri, redacted, redacted.length, {
+            'Content-Type': 'image/jpeg',
+          });
+          const audit = {
+            nFaces: found.faces.length,
+            nPlates: found.plates.length,
+            regions: found.regions as unknown as Prisma.InputJsonValue,
+            examined: true,
+            modelVersions: found.versions,
+          };
+          await db.$transaction([
+            db.piiAudit.upsert({
+              where: { frameId: frame.id },
+              create: { frameId: frame.id, ...audit },
+              update: audit,
+            }),
+            db.frame.update({ where: { id: frame.id }, data: { redactedUri: frame.uri } }),
+          ]);
+          faces += found.faces.length;
+          plates += found.plates.length;
+          done++;
+          ctx.heartbeat({ done });
+          await progress.tick();
+        }
+        await progress.flush();
+        return { redacted: done, faces, plates };
+      }),
+
+    /** Marks the session ready and the job completed; the staging rows go. */
+    completeIngest: (
+      input: IngestStepInput & { health: { passed: boolean; score: number } },
+    ): Promise<void> =>
+      step(async () => {
+        const job = await db.ingestJob.findUniqueOrThrow({ where: { id: input.jobId } });
+        await db.$transaction([
+          db.ingestCandidate.deleteMany({ where: { sessionId: input.sessionId } }),
+          db.session.update({ where: { id: input.sessionId }, data: { state: 'ready', error: null } }),
+        ]);
+        await recordAudit(db, {
+          actorId: job.createdBy,
+          action: 'ingest.completed',
+          subjectType: 'session',
+          subjectId: input.sessionId,
+          detail: { job_id: job.id, workflow_id: job.workflowId, health: input.health },
+        });
+        await reportJob(
+          deps,
+          input.jobId,
+          { state: 'completed', stage: 'completed', finishedAt: new Date() },
+          'ingest.completed',
+        );
+      }),
+
+    /**
+     * Undoes a failed ingest so nothing half-written stays: frames, audits, rejected rows,
+     * candidates and every stored object of the session go; the session keeps the error and
+     * releases its content hash (the same drive may be tried again).
+     */
+    failIngest: (input: IngestStepInput & { error: string }): Promise<void> =>
+      step(async () => {
+        for (const bucket of [framesBucket, redactedBucket])
+          await removeKeys(storage, bucket, await listKeys(storage, bucket, `${input.sessionId}/`));
+        const job = await db.ingestJob.findUniqueOrThrow({ where: { id: input.jobId } });
+        await db.$transaction([
+          db.frame.deleteMany({ where: { sessionId: input.sessionId } }),
+          db.rejectedFrame.deleteMany({ where: { sessionId: input.sessionId } }),
+          db.ingestCandidate.deleteMany({ where: { sessionId: input.sessionId } }),
+          db.session.update({
+            where: { id: input.sessionId },
+            data: {
+              state: 'failed',
+              error: input.error,
+              contentHash: null,
+              frameCount: 0,
+              duplicateCount: 0,
+              rejectedCount: 0,
+            },
+          }),
+        ]);
+        await recordAudit(db, {
+          actorId: job.createdBy,
+          action: 'ingest.failed',
+          subjectType: 'session',
+          subjectId: input.sessionId,
+          detail: { job_id: job.id, workflow_id: job.workflowId, error: input.error },
+        });
+        await reportJob(
+          deps,
+          input.jobId,
+          { state: 'failed', stage: 'failed', error: input.error, finishedAt: new Date() },
+          'ingest.failed',
+        );
+      }),
+  };
+}

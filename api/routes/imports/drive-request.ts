@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DriveRequest } from '../../../activities/media/drive';
+import { compareFrameNames } from '../../../core/media/frame-files';
+import { InputError, NotAllowedError, RefusedError } from '../../../core/errors';
+import { roleAtLeast, type Principal } from '../../auth/principal';
+import type { AppDeps } from '../../deps';
+import type { IngestIn } from './validators';
+
+/** A drive named by an IngestIn, resolved and recognised by content. */
+export interface ResolvedDrive {
+  drive: DriveRequest;
+  /** SHA-256 of the drive's bytes (for a folder: of its file names and their bytes, in order). */
+  contentHash: string;
+  sizeBytes: number;
+  defaultName: string;
+  /** sessions.source_uri: `s3://<bucket>/<key>` or the absolute server path. */
+  sourceUri: string;
+  /** What the job shows as its source. */
+  sourceView: Record<string, string>;
+}
+
+async function hashFile(
+  file: string,
+  hash = createHash('sha256'),
+): Promise<{ hash: typeof hash; size: number }> {
+  let size = 0;
+  for await (const chunk of fs.createReadStream(file)) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { hash, size };
+}
+
+async function hashFolder(root: string): Promise<{ sha256: string; size: number }> {
+  const names = (await fs.promises.readdir(root, { recursive: true, withFileTypes: true }))
+    .filter((d) => d.isFile())
+    .map((d) => path.relative(root, path.join(d.parentPath, d.name)))
+    .sort(compareFrameNames);
+  const hash = createHash('sha256');
+  let size = 0;
+  for (const name of names) {
+    hash.update(`${name}\0`);
+    size += (await hashFile(path.join(root, name), hash)).size;
+  }
+  return { sha256: hash.digest('hex'), size };
+}
+
+/** Only inside an allowed root, after resolving links, so `..` and symlinks cannot leave it. */
+async function allowedServerPath(deps: AppDeps, given: string): Promise<string> {
+  const roots = deps.config.ingest.allowedRoots;
+  if (!roots.length)
+    throw new RefusedError('no server folder is allowed for ingest (APP_INGEST__ALLOWED_ROOTS is empty)');
+  if (!path.isAbsolute(given))
+    throw new InputError('path must be absolute', [{ field: 'body.path', message: 'not absolute' }]);
+  const real = await fs.promises.realpath(given).catch(() => {
+    throw new InputError(`server path ${given} does not exist`, [
+      { field: 'body.path', message: 'does not exist' },
+    ]);
+  });
+  const realRoots = await Promise.all(roots.map((r) => fs.promises.realpath(r).catch(() => null)));
+  if (!realRoots.some((r) => r && (real === r || real.startsWith(r + path.sep)))) {
+    throw new RefusedError(`server path ${given} is outside the folders allowed for ingest`);
+  }
+  return real;
+}
+
+export async function resolveDrive(
+  deps: AppDeps,
+  body: IngestIn,
+  principal: Principal,
+): Promise<ResolvedDrive> {
+  const options = { kind: body.kind, topic: body.topic, frameRate: body.frame_rate };
+  if (body.upload_id) {
+    const upload = await deps.db.upload.findUnique({ where: { id: body.upload_id } });
+    if (!upload)
+      throw new InputError(`no upload ${body.upload_id}`, [
+        { field: 'body.upload_id', message: 'no such upload' },
+      ]);
+    if (upload.state !== 'completed' || !upload.sha256) {
+      throw new InputError(`upload ${upload.id} is ${upload.state}; complete it first`, [
+        { field: 'body.upload_id', message: `upload is ${upload.state}` },
+      ]);
+    }
+    const bucket = deps.storage.bucket('uploads');
+    return {
+      drive: { ...options, source: { type: 'upload', uploadId: upload.id, bucket, key: upload.objectKey } },
+      contentHash: upload.sha256,
+      sizeBytes: Number(upload.sizeBytes ?? 0),
+      defaultName: upload.filename,
+      sourceUri: `s3://${bucket}/${upload.objectKey}`,
+      sourceView: { upload_id: upload.id, object_key: upload.objectKey },
+    };
+  }
+  if (!roleAtLeast(principal.role, 'admin'))
+    throw new NotAllowedError('ingesting a server path needs the admin role');
+  const real = await allowedServerPath(deps, body.path!);
+  const stat = await fs.promises.stat(real);
+  const { sha256, size } = stat.isDirectory()
+    ? await hashFolder(real)
+    : await hashFile(real).then(({ hash, size: s }) => ({ sha256: hash.digest('hex'), size: s }));
+  return {
+    drive: { ...options, source: { type: 'path', path: real } },
+    contentHash: sha256,
+    sizeBytes: size,
+    defaultName: path.basename(real),
+    sourceUri: real,
+    sourceView: { path: real },
+  };
+}

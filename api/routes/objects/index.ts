@@ -1,0 +1,91 @@
+import type { Request } from 'express';
+import { createMaskStore } from '../../../activities/annotations/masks';
+import { createObject, deleteObject, getFrame, getObject, listFrameObjectsJson, objectOut, replaceMask, type Actor } from '../../../activities/annotations/objects';
+import { cropJpeg, cropSheet, loadFrameImage } from '../../../activities/annotations/crops';
+import { NotFoundError } from '../../../core/errors';
+import type { AppDeps } from '../../deps';
+import type { Principal } from '../../auth/principal';
+import { uuidParam } from '../../http/params';
+import { RouteGroup } from '../../http/route-group';
+import { CreateObjectIn, CropQuery, CropSheetIn, MaskIn } from './validators';
+
+export const actorOf = (principal: Principal | undefined, req: Request): Actor => ({
+  userId: principal!.userId,
+  role: principal!.role,
+  requestId: String(req.id),
+});
+
+/**
+ * The `objects` group's annotation routes (docs/annotations.md). GET /api/frames/{frame_id} and
+ * its image are served beside these from ./frames.ts.
+ */
+export function createObjectsRoutes(deps: AppDeps): RouteGroup {
+  const { db, storage } = deps;
+  const masks = createMaskStore(storage);
+  return new RouteGroup('objects')
+    .post(
+      '/api/frames/{frame_id}/objects',
+      {
+        summary: "Create an object of any shape on a frame; state defaults to accepted and is clamped by the caller's role",
+        access: 'annotator',
+        body: { name: 'CreateObjectIn', schema: CreateObjectIn },
+        successStatus: 201,
+        statuses: { 400: 'state outside the allowed list', 404: 'no such frame', 409: 'idem_key used on another frame' },
+      },
+      async ({ params, body, principal, req, res }) => {
+        const frameId = uuidParam(params, 'frame_id');
+        const created = await createObject(db, masks, frameId, body, actorOf(principal, req));
+        if (created.replayed) res.setHeader('Idempotent-Replayed', 'true');
+        return { ...objectOut(created.object), state_requested: created.stateRequested, clipped: created.clipped };
+      },
+    )
+    .get('/api/frames/{frame_id}/objects', { summary: "A frame's objects, every shape, oldest first", access: 'annotator', statuses: { 404: 'no such frame' } }, async ({ params, res }) => {
+      const { json, count } = await listFrameObjectsJson(db, uuidParam(params, 'frame_id'));
+      res.type('application/json').send(`{"items":${json},"count":${count}}`);
+      return undefined;
+    })
+    .get('/api/objects/{object_id}', { summary: 'One object, with its mask polygons read from the object store', access: 'annotator', statuses: { 404: 'no such object' } }, async ({ params }) => {
+      const o = await getObject(db, uuidParam(params, 'object_id'));
+      const mask = o.maskUri ? await masks.read(o.maskUri) : null;
+      return { ...objectOut(o), mask_polygons: mask?.polygons ?? null };
+    })
+    .delete('/api/objects/{object_id}', { summary: 'Delete an object and its mask blob (hard delete)', access: 'reviewer', statuses: { 404: 'no such object' } }, async ({ params, principal, req }) => {
+      const id = uuidParam(params, 'object_id');
+      await deleteObject(db, masks, id, actorOf(principal, req));
+      return { id, deleted: true };
+    })
+    .put(
+      '/api/objects/{object_id}/mask',
+      {
+        summary: "Replace an object's mask polygons (one blob per object); bumps version",
+        access: 'annotator',
+        body: { name: 'MaskIn', schema: MaskIn },
+        statuses: { 404: 'no such object', 409: 'expected_version mismatch' },
+      },
+      async ({ params, body, principal, req }) => {
+        const o = await replaceMask(db, masks, uuidParam(params, 'object_id'), body.polygons, body.expected_version, { ...actorOf(principal, req), reviewer: principal!.email });
+        return { ...objectOut(o), mask_polygons: (await masks.read(o.maskUri!)).polygons };
+      },
+    )
+    .get('/api/objects/{object_id}/crop', { summary: "The object's padded crop as JPEG (from the redacted frame when there is one)", access: 'annotator', query: CropQuery, statuses: { 404: 'no such object or frame image' } }, async ({ params, query, res }) => {
+      const o = await getObject(db, uuidParam(params, 'object_id'));
+      const frame = await getFrame(db, o.frameId);
+      const jpeg = await cropJpeg(await loadFrameImage(storage, frame), frame, o.bbox, query.pad, query.size ?? null);
+      res.type('image/jpeg').send(jpeg);
+      return undefined;
+    })
+    .post(
+      '/api/objects/crops',
+      { summary: 'A crop sheet: the objects\' crops in a grid, row-major in the order given', access: 'annotator', body: { name: 'CropSheetIn', schema: CropSheetIn }, statuses: { 404: 'an object does not exist' } },
+      async ({ body, res }) => {
+        const objects = await db.annoObject.findMany({ where: { id: { in: body.object_ids } }, include: { frame: true } });
+        const byId = new Map(objects.map((o) => [o.id, o]));
+        const missing = body.object_ids.filter((id) => !byId.has(id));
+        if (missing.length) throw new NotFoundError(`${missing.length} object(s) do not exist`, { missing });
+        const sheet = await cropSheet(storage, body.object_ids.map((id) => ({ frame: byId.get(id)!.frame, box: byId.get(id)!.bbox })), body);
+        res.setHeader('X-Crop-Grid', `${sheet.cols}x${sheet.rows}`);
+        res.type('image/jpeg').send(sheet.jpeg);
+        return undefined;
+      },
+    );
+}

@@ -1,0 +1,3 @@
+export * from './states';
+export * from './assets';
+export * from './sources';

@@ -1,0 +1,113 @@
+import { expandBox, iou, nms } from './boxes';
+import { isPlateShaped, mergeTextLines, pixelateBlock, toRedactionRegion } from './regions';
+import { decodeTextMap, textInputSize } from './text-map';
+import { decodeYunet, yunetInputSide } from './yunet';
+
+describe('boxes', () => {
+  it('computes IoU and suppresses overlapping lower-scored boxes', () => {
+    const a = { x1: 0, y1: 0, x2: 10, y2: 10, score: 0.9 };
+    const b = { x1: 5, y1: 0, x2: 15, y2: 10, score: 0.8 };
+    const c = { x1: 1, y1: 1, x2: 11, y2: 11, score: 0.7 };
+    expect(iou(a, b)).toBeCloseTo(50 / 150);
+    expect(iou(a, { x1: 20, y1: 20, x2: 30, y2: 30 })).toBe(0);
+    expect(nms([c, b, a], 0.5)).toEqual([a, b]);
+    expect(expandBox(a, 0.5, 12, 100)).toMatchObject({ x1: 0, y1: 0, x2: 12, y2: 15 });
+  });
+});
+
+describe('YuNet decode', () => {
+  /** Outputs for a 64×32 input: strides 8 (8×4 grid), 16 (4×2), 32 (2×1), zero except where set. */
+  const outputs = () => {
+    const o: Record<string, Float32Array> = {};
+    for (const [s, n] of [
+      [8, 32],
+      [16, 8],
+      [32, 2],
+    ] as const) {
+      o[`cls_${s}`] = new Float32Array(n);
+      o[`obj_${s}`] = new Float32Array(n);
+      o[`bbox_${s}`] = new Float32Array(n * 4);
+    }
+    return o;
+  };
+  it('decodes centre = (col + dx)·s, size = exp(dw)·s, score = sqrt(cls·obj), then NMS', () => {
+    const o = outputs();
+    // stride 16, row 1, col 2 (index 1·4 + 2 = 6): centre (2.5·16, 1.5·16) = (40, 24), size 16·e^0.5.
+    o.cls_16![6] = 0.81;
+    o.obj_16![6] = 1.2; // clamped to 1
+    o.bbox_16!.set([0.5, 0.5, 0.5, 0], 24);
+    // A weaker duplicate of the same face at stride 8 is suppressed; a low score is dropped.
+    // (row 3, col 5 of the 8×4 grid: centre (40, 24), 24×16.)
+    o.cls_8![29] = 0.5;
+    o.obj_8![29] = 0.5;
+    o.bbox_8!.set([0, 0, Math.log(3), Math.log(2)], 116);
+    o.cls_32![0] = 0.1;
+    o.obj_32![0] = 0.1;
+    const faces = decodeYunet(o, 64, 32, { minScore: 0.3 });
+    const w = 16 * Math.exp(0.5);
+    expect(faces).toHaveLength(1);
+    expect(faces[0]!.score).toBeCloseTo(0.9);
+    expect(faces[0]!.x1).toBeCloseTo(40 - w / 2);
+    expect(faces[0]!.y2).toBeCloseTo(24 + 8);
+  });
+  it('refuses inputs that are not multiples of 32 and outputs that do not fit the grid', () => {
+    expect(() => decodeYunet(outputs(), 60, 32, { minScore: 0.5 })).toThrow(/multiple of 32/);
+    const o = outputs();
+    o.cls_8 = new Float32Array(3);
+    expect(() => decodeYunet(o, 64, 32, { minScore: 0.5 })).toThrow(/stride 8/);
+    expect(yunetInputSide(300)).toBe(320);
+  });
+});
+
+describe('DB text map decode', () => {
+  it('finds connected regions, scores them by mean probability and unclips them', () => {
+    const w = 40;
+    const h = 20;
+    const prob = new Float32Array(w * h);
+    const fill = (x1: number, y1: number, x2: number, y2: number, v: number) => {
+      for (let y = y1; y < y2; y++) for (let x = x1; x < x2; x++) prob[y * w + x] = v;
+    };
+    fill(2, 2, 22, 8, 0.9); // a word
+    fill(30, 10, 38, 16, 0.35); // faint: above the binary threshold, below the box score
+    fill(5, 15, 6, 16, 0.95); // a single pixel of noise
+    const boxes = decodeTextMap(prob, w, h, { binaryThreshold: 0.3, minBoxScore: 0.6 });
+    expect(boxes).toHaveLength(1);
+    const d = (20 * 6 * 1.5) / (2 * 26);
+    expect(boxes[0]).toMatchObject({ x1: 0, y1: 0 });
+    expect(boxes[0]!.x2).toBeCloseTo(22 + d);
+    expect(boxes[0]!.score).toBeCloseTo(0.9);
+    expect(textInputSize(1920, 1080, 960)).toEqual({ width: 960, height: 544 });
+  });
+});
+
+describe('redaction regions', () => {
+  it('keeps plate-shaped text only and pixelates plates by their height', () => {
+    expect(isPlateShaped({ x1: 0, y1: 0, x2: 120, y2: 30, score: 1 }, 1280, 720)).toBe(true);
+    expect(isPlateShaped({ x1: 0, y1: 0, x2: 900, y2: 30, score: 1 }, 1280, 720)).toBe(false); // a banner
+    expect(isPlateShaped({ x1: 0, y1: 0, x2: 30, y2: 30, score: 1 }, 1280, 720)).toBe(false);
+    expect(toRedactionRegion('face', { x1: 10, y1: 10, x2: 60, y2: 70, score: 0.91234 }, 100, 100)).toEqual({
+      kind: 'face',
+      bbox: [0, 0, 70, 82],
+      score: 0.912,
+    });
+    expect(pixelateBlock('plate', 120, 30)).toBe(15);
+    expect(pixelateBlock('face', 60, 90)).toBe(10);
+  });
+});
+
+describe('text line merge', () => {
+  it('joins the word boxes of one plate line, not boxes of different lines or far apart', () => {
+    const s = 1;
+    const merged = mergeTextLines([
+      { x1: 100, y1: 10, x2: 160, y2: 40, score: 0.9 },
+      { x1: 175, y1: 12, x2: 220, y2: 41, score: s }, // same line, gap 15 < 0.8·31
+      { x1: 400, y1: 10, x2: 450, y2: 40, score: s }, // same line but far
+      { x1: 100, y1: 60, x2: 160, y2: 90, score: s }, // next line
+    ]);
+    expect(merged).toEqual([
+      { x1: 100, y1: 10, x2: 220, y2: 41, score: 0.9 },
+      { x1: 100, y1: 60, x2: 160, y2: 90, score: s },
+      { x1: 400, y1: 10, x2: 450, y2: 40, score: s },
+    ]);
+  });
+});

@@ -1,0 +1,75 @@
+import { InputError } from '../errors';
+
+/**
+ * Routing of fused objects by policy (the spec's AgentPolicyIn, whose fields are nullable: null
+ * takes the deployment's default, config `autolabel.*`, documented in docs/autolabel.md):
+ *
+ * - `auto_accept`: conf ≥ auto_accept_conf, the paths agree on the class (entropy ≤
+ *   MAX_AUTO_ACCEPT_ENTROPY_BITS) and, with require_agreement, at least two paths ran and every one
+ *   of them proposed the object (one path cannot agree with itself);
+ * - `review`: conf ≥ review_low, or would-be auto-accepts held back by agreement or entropy;
+ * - `annotate`: below review_low — too weak to review, a person draws it.
+ *
+ * The uncertain subset, the only objects the verifier sees, is what a verdict could still move:
+ * conf in [review_low, auto_accept_conf), or held back by agreement or entropy.
+ */
+export const OBJECT_ROUTES = ['auto_accept', 'review', 'annotate'] as const;
+export type ObjectRoute = (typeof OBJECT_ROUTES)[number];
+
+export interface AgentPolicy {
+  auto_accept_conf: number;
+  require_agreement: boolean;
+  review_low: number;
+}
+
+export interface AgentPolicyInput {
+  auto_accept_conf?: number | null;
+  require_agreement?: boolean | null;
+  review_low?: number | null;
+}
+
+/** A fused object whose class distribution is wider than this (bits) never auto-accepts. */
+export const MAX_AUTO_ACCEPT_ENTROPY_BITS = 0.5;
+
+export function resolvePolicy(input: AgentPolicyInput, defaults: AgentPolicy): AgentPolicy {
+  const policy: AgentPolicy = {
+    auto_accept_conf: input.auto_accept_conf ?? defaults.auto_accept_conf,
+    require_agreement: input.require_agreement ?? defaults.require_agreement,
+    review_low: input.review_low ?? defaults.review_low,
+  };
+  if (policy.review_low > policy.auto_accept_conf) {
+    throw new InputError(`review_low ${policy.review_low} is above auto_accept_conf ${policy.auto_accept_conf}`, [{ field: 'body.review_low', message: 'must not exceed auto_accept_conf' }]);
+  }
+  return policy;
+}
+
+export interface Routable {
+  conf: number;
+  agreement: number;
+  entropy: number;
+  pathsRan: readonly string[];
+}
+
+export interface RoutingDecision {
+  route: ObjectRoute;
+  /** Why, in words a reviewer reads in provenance. */
+  reason: string;
+}
+
+const agreementHolds = (o: Routable, p: AgentPolicy): boolean => !p.require_agreement || (o.pathsRan.length >= 2 && o.agreement >= 1);
+
+export function routeObject(o: Routable, p: AgentPolicy): RoutingDecision {
+  if (o.conf >= p.auto_accept_conf) {
+    if (!agreementHolds(o, p)) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} ≥ ${p.auto_accept_conf} but agreement is required and ${o.pathsRan.length < 2 ? 'only one path ran' : `agreement is ${o.agreement.toFixed(2)}`}` };
+    if (o.entropy > MAX_AUTO_ACCEPT_ENTROPY_BITS) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} ≥ ${p.auto_accept_conf} but the paths disagree on the class (entropy ${o.entropy.toFixed(2)} bits)` };
+    return { route: 'auto_accept', reason: `conf ${o.conf.toFixed(3)} ≥ ${p.auto_accept_conf}` };
+  }
+  if (o.conf >= p.review_low) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} in [${p.review_low}, ${p.auto_accept_conf})` };
+  return { route: 'annotate', reason: `conf ${o.conf.toFixed(3)} < ${p.review_low}` };
+}
+
+/** Whether the verifier could change this object's route (the only objects it is asked about). */
+export function isUncertain(o: Routable, p: AgentPolicy): boolean {
+  if (o.conf < p.review_low) return false;
+  return routeObject(o, p).route !== 'auto_accept';
+}

@@ -1,0 +1,35 @@
+import { CancellationScope, proxyActivities } from '@temporalio/workflow';
+import type { CpuActivities, GpuActivities } from '../activities';
+import type { AutolabelSessionInput, AutolabelSessionResult } from '../activities/autolabel';
+
+export interface AutolabelWorkflowInput extends AutolabelSessionInput {
+  /** The gpu task queue's name (config temporal.gpuTaskQueue). */
+  gpuTaskQueue: string;
+  /** How soon a session whose worker died is retried (config autolabel.heartbeatTimeoutSeconds). */
+  heartbeatTimeoutSeconds: number;
+}
+
+const bookkeeping = proxyActivities<CpuActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 10 } });
+
+/**
+ * AutoLabelWorkflow (`autolabel-<session_id>`): the detection work of one session is one
+ * heartbeating activity on the `gpu` queue, whose single slot makes sessions run one after the
+ * other. A worker that dies stops heartbeating; the retry resumes after the last committed frame.
+ */
+export async function autoLabelWorkflow(input: AutolabelWorkflowInput): Promise<AutolabelSessionResult> {
+  const { autolabelSession } = proxyActivities<GpuActivities>({
+    taskQueue: input.gpuTaskQueue,
+    // Waiting for the slot is not running: only start-to-close and heartbeats bound the work.
+    startToCloseTimeout: '12 hours',
+    heartbeatTimeout: `${input.heartbeatTimeoutSeconds} seconds`,
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['ModelUnavailable', 'SessionQuarantined', 'SessionNotFound', 'JobNotFound'] },
+  });
+  try {
+    return await autolabelSession({ jobId: input.jobId, sessionId: input.sessionId });
+  } catch (err) {
+    const failure = err as Error & { cause?: Error };
+    const error = failure.cause?.message ?? failure.message ?? String(err);
+    await CancellationScope.nonCancellable(() => bookkeeping.failAutolabelJob({ jobId: input.jobId, error }));
+    throw err;
+  }
+}

@@ -1,0 +1,45 @@
+import { CancellationScope, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
+import type { CpuActivities } from '../activities';
+import type { IngestResult, IngestWorkflowInput } from '../activities/ingest/types';
+
+/**
+ * IngestWorkflow (`ingest-<session_id>`): one drive in, clean redacted frames out, health scored.
+ * Each step is one activity named as the business step, so the Temporal history reads as the
+ * ingest did; heartbeats let a step that lost its worker be retried on another within seconds.
+ */
+/** The drive itself is the problem, or a model is absent: retrying cannot help. */
+const retry: RetryPolicy = {
+  initialInterval: '1 second',
+  maximumInterval: '30 seconds',
+  maximumAttempts: 6,
+  nonRetryableErrorTypes: ['DriveRefused', 'ModelUnavailable'],
+};
+
+const quick = proxyActivities<CpuActivities>({ startToCloseTimeout: '5 minutes', retry });
+/** Steps that walk every frame: long, so they heartbeat. */
+const long = proxyActivities<CpuActivities>({
+  startToCloseTimeout: '6 hours',
+  heartbeatTimeout: '15 seconds',
+  retry,
+});
+
+export async function ingestWorkflow(input: IngestWorkflowInput): Promise<IngestResult> {
+  const { sessionId, jobId } = input;
+  try {
+    const probe = await quick.probeDrive(input);
+    await long.extractFrames({ ...input, probe });
+    const { rejected } = await quick.gateFrameQuality({ sessionId, jobId });
+    const { duplicates } = await quick.dropNearDuplicates({ sessionId, jobId });
+    const { frames } = await quick.registerFrames({ sessionId, jobId });
+    const { redacted } = await long.redactPii({ sessionId, jobId });
+    const health = await quick.inspectSessionHealth(sessionId);
+    await quick.completeIngest({ sessionId, jobId, health });
+    return { sessionId, frames, duplicates, rejected, redacted, health };
+  } catch (err) {
+    // An activity failure wraps the step's own error, whose message says what was wrong with the drive.
+    const failure = err as Error & { cause?: Error };
+    const error = failure.cause?.message ?? failure.message ?? String(err);
+    await CancellationScope.nonCancellable(() => quick.failIngest({ sessionId, jobId, error }));
+    throw err;
+  }
+}
