@@ -3,7 +3,8 @@ import { INSPECTOR_VERSION, isInspectorVersion } from '../../../core/health';
 import { recordAudit } from '../../../activities/audit';
 import { isMissingObject, objectLocation } from '../../../activities/inspector/frame-objects';
 import { lockSession, readGate, readGates } from '../../../activities/inspector/gate-store';
-import { Prisma, type AnnoObject, type Session } from '../../../generated/prisma/client';
+import { Prisma, type Session } from '../../../generated/prisma/client';
+import { objectOut } from '../../../activities/annotations/objects';
 import type { Db } from '../../../activities/db';
 import type { AppDeps } from '../../deps';
 import { RouteGroup } from '../../http/route-group';
@@ -24,25 +25,6 @@ async function frameAt(db: Db, sessionId: string, t: number, mode: 'nearest' | '
   return frame;
 }
 
-function objectOut(o: AnnoObject) {
-  return {
-    id: o.id,
-    frame_id: o.frameId,
-    bbox: o.bbox,
-    rot_deg: o.rotDeg,
-    class_id: o.classId,
-    conf: o.conf,
-    attrs: o.attrs,
-    mask_uri: o.maskUri,
-    polyline: o.polyline,
-    cuboid_3d: o.cuboid3d,
-    keypoints: o.keypoints,
-    source: o.source,
-    state: o.state,
-    version: o.version,
-    track_id: o.trackId,
-  };
-}
 
 const RECORDING_EXTENSIONS = { mcap: /\.mcap$/i, bag: /\.bag$/i };
 
@@ -163,7 +145,11 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
       async ({ params, query }) => {
         const session = await findSession(db, params);
         const frame = await frameAt(db, session.id, query.t, query.mode);
-        const objects = await db.annoObject.findMany({ where: { frameId: frame.id }, orderBy: { createdAt: 'asc' } });
+        const objects = await db.annoObject.findMany({
+          where: { frameId: frame.id },
+          orderBy: { createdAt: 'asc' },
+          include: { class: { select: { name: true } } },
+        });
         return { frame: { ...frameOut(frame), delta_ms: frame.timestampMs - query.t }, objects: objects.map(objectOut) };
       },
     )
