@@ -57,6 +57,36 @@ function start(args: string[]): Promise<Running> {
   });
 }
 
+it('runs approved plugins with the window app object and never runs unapproved ones', async () => {
+  const plugins = path.join(dir, 'config', 'plugins');
+  fs.mkdirSync(plugins, { recursive: true });
+  const marker = (name: string): string => path.join(dir, `${name}.ran`);
+  const plugin = (name: string): string =>
+    [
+      `exports.PLUGIN_NAME = '${name}';`,
+      `exports.PLUGIN_VERSION = '1.0';`,
+      `exports.register = (app) => {`,
+      `  require('node:fs').writeFileSync(${JSON.stringify(marker(name))}, JSON.stringify({ frames: app.workspace.status().frameCount, rest: app.restUrl }));`,
+      `  app.log('${name} ready');`,
+      `};`,
+    ].join('\n');
+  fs.writeFileSync(path.join(plugins, 'trusted.js'), plugin('trusted'));
+  fs.writeFileSync(path.join(plugins, 'stranger.js'), plugin('stranger'));
+  const approve = spawn(process.execPath, [BIN, 'plugins', 'approve', path.join(plugins, 'trusted.js')], { env });
+  expect(await new Promise((r) => approve.on('exit', r))).toBe(0);
+
+  const run = await start([]);
+  try {
+    expect(run.out()).toMatch(/plugins: trusted 1\.0; 1 awaiting approval/);
+    expect(JSON.parse(fs.readFileSync(marker('trusted'), 'utf8'))).toEqual({ frames: 0, rest: run.rest });
+    expect(fs.existsSync(marker('stranger'))).toBe(false);
+    expect(run.out()).toMatch(/plugin: trusted ready/);
+  } finally {
+    await stop(run);
+    fs.rmSync(plugins, { recursive: true, force: true });
+  }
+});
+
 async function stop(run: Running): Promise<number | null> {
   run.child.kill('SIGTERM');
   return run.exited;

@@ -13,7 +13,18 @@ import { CanlabInputError } from '../../errors';
 import type { CanFrame } from '../../frame';
 import { DEFAULT_MCP_PORT, startWindowMcpServer } from '../../mcp/http';
 import { createRestServer, DEFAULT_REST_HOST, DEFAULT_REST_PORT } from '../../rest/server';
+import { loadPlugins } from '../../plugins/plugins';
+import type { WorkspaceApi } from '../../workspace/types';
 import { Workspace } from '../../workspace/workspace';
+
+/** The main window object a plugin's register(app) receives. */
+export interface WindowApp {
+  workspace: WorkspaceApi;
+  restUrl: string;
+  mcpUrl: string;
+  /** Prints a line on the window's console, prefixed with `plugin:`. */
+  log(line: string): void;
+}
 import type { CliCommand } from '../command';
 
 /** Live frames are handed to the workspace in batches this often, not one by one. */
@@ -116,6 +127,13 @@ export const window: CliCommand = {
       const mcp = await listening('MCP tool server', '--mcp-port', () => startWindowMcpServer(workspace, { host, port: mcpPort, ...(mcpToken === undefined ? {} : { bearerToken: mcpToken }) }));
       teardown.push(() => mcp.close());
 
+      // Plugins get the window's app object; only approved ones run (trust on first use, by SHA-256).
+      const app: WindowApp = { workspace, restUrl: rest.url, mcpUrl: mcp.url, log: (line) => io.stdout(`plugin: ${line}\n`) };
+      const plugins = await loadPlugins(app);
+      const ran = plugins.filter((p) => p.info.state === 'approved' && !p.error);
+      const waiting = plugins.filter((p) => p.info.state !== 'approved');
+      for (const failed of plugins.filter((p) => p.error)) io.stderr(`plugin ${failed.info.name} failed in register(app): ${failed.error}\n`);
+
       const what = capture ?? (receiver ? `live: ${workspace.status().source}` : 'no capture (load one in the window)');
       const tx = transmitter ? 'this adapter can transmit once ARM TX is on' : 'no transmitter attached: inject is refused';
       io.stdout(
@@ -126,6 +144,7 @@ export const window: CliCommand = {
           `  REST:   ${rest.url} (header X-API-Token: <token>)`,
           `  MCP:    ${mcp.url} (${mcpToken === undefined ? 'no bearer token' : 'bearer token from --mcp-token'})`,
           `  ARM TX: off (${tx})`,
+          `  plugins: ${ran.map((p) => `${p.info.name} ${p.info.version}`).join(', ') || 'none running'}${waiting.length ? `; ${waiting.length} awaiting approval (canlab plugins list)` : ''}`,
           'Ctrl-C or SIGTERM stops.',
           '',
         ].join('\n'),
