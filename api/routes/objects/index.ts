@@ -2,12 +2,14 @@ import type { Request } from 'express';
 import { createMaskStore } from '../../../activities/annotations/masks';
 import { createObject, deleteObject, getFrame, getObject, listFrameObjectsJson, objectOut, replaceMask, type Actor } from '../../../activities/annotations/objects';
 import { cropJpeg, cropSheet, loadFrameImage } from '../../../activities/annotations/crops';
+import { createBoxClassifier } from '../../../activities/detect/box-classifier';
+import { clipBox } from '../../../core/geometry';
 import { NotFoundError } from '../../../core/errors';
 import type { AppDeps } from '../../deps';
 import type { Principal } from '../../auth/principal';
 import { uuidParam } from '../../http/params';
 import { RouteGroup } from '../../http/route-group';
-import { CreateObjectIn, CropQuery, CropSheetIn, MaskIn } from './validators';
+import { ClassifyIn, CreateObjectIn, CropQuery, CropSheetIn, MaskIn } from './validators';
 
 export const actorOf = (principal: Principal | undefined, req: Request): Actor => ({
   userId: principal!.userId,
@@ -22,7 +24,31 @@ export const actorOf = (principal: Principal | undefined, req: Request): Actor =
 export function createObjectsRoutes(deps: AppDeps): RouteGroup {
   const { db, storage } = deps;
   const masks = createMaskStore(storage);
+  const classifier = createBoxClassifier(deps.config);
   return new RouteGroup('objects')
+    .post(
+      '/api/objects/classify',
+      {
+        summary: 'Suggest ontology classes for a box drawn on a frame, from the closed-set detector run on the box region',
+        access: 'annotator',
+        body: { name: 'ClassifyIn', schema: ClassifyIn },
+        statuses: { 404: 'no such frame, or its image is missing', 503: 'the closed-set detector model is missing or does not fit' },
+      },
+      async ({ body }) => {
+        const frame = await getFrame(db, body.frame_id);
+        const [x1, y1, x2, y2] = clipBox(body.box, frame, 'body.box').box;
+        const image = await loadFrameImage(storage, frame);
+        const { model, candidates } = await classifier.classify(image, { x1, y1, x2, y2 });
+        const classes = await db.ontologyClass.findMany({ where: { name: { in: candidates.map((c) => c.className) } } });
+        const idOf = new Map(classes.map((c) => [c.name, c.id]));
+        return {
+          frame_id: frame.id,
+          box: [x1, y1, x2, y2],
+          model,
+          candidates: candidates.map((c) => ({ class_id: idOf.get(c.className) ?? null, class_name: c.className, score: c.score, iou: c.iou })),
+        };
+      },
+    )
     .post(
       '/api/frames/{frame_id}/objects',
       {
