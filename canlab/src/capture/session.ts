@@ -12,17 +12,10 @@ import { writeFileAtomic, writeFileAtomicSync } from '../atomic-file';
 import type { CanFrame } from '../frame';
 import { Workspace } from '../workspace/workspace';
 import type { Mark } from '../workspace/types';
+import { MARKS_FILE, PROJECT_FILE, type CaptureProject, type ChannelInfo } from './project';
 import { SegmentWriter, type SegmentInfo } from './segments';
 
-export const MARKS_FILE = 'marks.json';
-export const PROJECT_FILE = 'capture.canlab.json';
-
-/** Where each capture channel's frames came from: bus `bus` of adapter `adapter`. */
-export interface ChannelInfo {
-  channel: number;
-  adapter: string;
-  bus: number;
-}
+export { MARKS_FILE, PROJECT_FILE, type CaptureProject, type ChannelInfo };
 
 export interface CaptureSessionOptions {
   dir: string;
@@ -30,21 +23,6 @@ export interface CaptureSessionOptions {
   maxFrames: number;
   maxSeconds: number;
   project: boolean;
-}
-
-/** The project file (capture.canlab.json). */
-export interface CaptureProject {
-  format: 'canlab-capture';
-  version: 1;
-  started: string;
-  stopped: string | null;
-  frames: number;
-  adapters: AdapterConfig[];
-  channels: ChannelInfo[];
-  segments: SegmentInfo[];
-  marksFile: string;
-  /** Every mark on the capture's timeline (epoch seconds, the frames' time base). */
-  marks: Mark[];
 }
 
 export interface CaptureSummary {

@@ -18,6 +18,7 @@ import { buildDraftDbc, detectAll } from '../detect';
 import type { Candidate, Findings } from '../detect/types';
 import { CanlabInputError } from '../errors';
 import { readCaptureBatches } from '../formats';
+import { isCaptureProject, readCaptureProject } from '../capture/project';
 import { dlcToLength, lengthToDlc, type CanFrame } from '../frame';
 import { MarkRefusedError, TransmitRefusedError } from './errors';
 import type {
@@ -239,22 +240,38 @@ export class Workspace implements WorkspaceApi {
    * one recording); marks go, since they sit on the old capture's timeline. On any error (bad
    * file, over the cap) the workspace is left exactly as it was.
    */
+  /**
+   * Opens a capture file, or a capture kit project (its `capture.canlab.json` or its folder): the
+   * project's segments in recording order, with its marks on the timeline.
+   */
   async loadCapture(path: string): Promise<WorkspaceStatus> {
+    const project = (await isCaptureProject(path)) ? await readCaptureProject(path) : undefined;
     const frames: CanFrame[] = [];
-    for await (const batch of readCaptureBatches(path)) {
-      if (frames.length + batch.length > this.maxLoadedFrames)
-        throw new CanlabInputError(path, `holds more than ${this.maxLoadedFrames} frames, the most a workspace keeps in memory for analysis; split it, or use canlab ids/detect/decode, which stream`);
-      for (const f of batch) frames.push(f);
+    for (const file of project?.segments ?? [path]) {
+      for await (const batch of readCaptureBatches(file)) {
+        if (frames.length + batch.length > this.maxLoadedFrames)
+          throw new CanlabInputError(path, `holds more than ${this.maxLoadedFrames} frames, the most a workspace keeps in memory for analysis; split it, or use canlab ids/detect/decode, which stream`);
+        for (const f of batch) frames.push(f);
+      }
     }
     this.buffer = frames;
     this.head = 0;
     this.connection = 'loaded';
-    this.source = path;
+    this.source = project?.file ?? path;
     this.markRecords.length = 0;
     this.openMarks.clear();
+    for (const mark of project?.marks ?? []) this.restoreMark(mark);
     this.framesChanged();
-    this.emit({ type: 'loaded', source: path });
+    this.emit({ type: 'loaded', source: this.source });
     return this.status();
+  }
+
+  /** A mark read back from a recording keeps its id and source; an interval without end stays open. */
+  private restoreMark(mark: Mark): void {
+    const record: MarkRecord = { mark: { ...mark }, changedAt: new Date().toISOString(), seq: ++this.seq };
+    this.markRecords.push(record);
+    if (mark.kind === 'interval' && mark.end === undefined) this.openMarks.set(mark.label, record);
+    this.nextMarkId = Math.max(this.nextMarkId, mark.id + 1);
   }
 
   /**
