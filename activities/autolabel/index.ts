@@ -14,8 +14,8 @@ import { readGate } from '../inspector/gate-store';
 import { objectLocation, readObject } from '../inspector/frame-objects';
 import { labelFrame, type OntologyLookup } from './pipeline';
 import { jobOut } from './jobs';
-import { releaseSlot, takeSlot, touchSlot } from './slot';
-import { emptyTally, replaceFrameObjects, type JobTally } from './store';
+import { releaseSlot, takeSlot } from './slot';
+import { commitFrames, emptyTally, type JobTally, type LabelledFrame } from './store';
 
 export interface AutolabelSessionInput {
   jobId: string;
@@ -53,6 +53,17 @@ function sessionCamera(sourceMeta: Prisma.JsonValue, width: number, height: numb
   return { camera: defaultCamera(width, height), source: 'default' };
 }
 
+/**
+ * Frames commit in batches: one transaction per batch of up to COMMIT_FRAMES consecutive frames,
+ * or fewer when the oldest waiting frame has waited COMMIT_MS (so progress, heartbeat and the slot
+ * row never lag by more than that on a slow model). A crash loses at most the uncommitted batch,
+ * which the retry labels again.
+ */
+const COMMIT_FRAMES = 8;
+const COMMIT_MS = 1000;
+/** Frames read and letterboxed ahead of the one being inferred. */
+const PREFETCH = 3;
+
 const egoSpeed = (context: Prisma.JsonValue): number | null => {
   const v = (context as { ego_speed_mps?: unknown } | null)?.ego_speed_mps;
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
@@ -85,42 +96,48 @@ export function createAutolabelActivities(deps: ActivityDeps) {
   return {
     /**
      * The detection work of one session, holding the GPU slot: one heartbeating activity on the
-     * `gpu` queue. Every frame is committed with the job's progress; a retried attempt resumes
+     * `gpu` queue. Frames are committed in batches with the job's progress; a retried attempt resumes
      * after the last committed frame (the heartbeat and the job row both carry it).
      */
     async autolabelSession(input: AutolabelSessionInput): Promise<AutolabelSessionResult> {
       const ctx = Context.current();
-      const job0 = await db.autolabelJob.findUnique({ where: { id: input.jobId } });
-      if (!job0) throw ApplicationFailure.nonRetryable(`no autolabel job ${input.jobId}`, 'JobNotFound');
-      const session = await db.session.findUnique({ where: { id: job0.sessionId } });
-      if (!session) throw ApplicationFailure.nonRetryable(`session ${job0.sessionId} no longer exists`, 'SessionNotFound');
-      const gate = await readGate(db, session.id);
-      if (gate.quarantined || session.quarantined) throw ApplicationFailure.nonRetryable(`session ${session.id} is quarantined by its health gate; auto-label is refused`, 'SessionQuarantined');
-
-      const beat = ctx.info.heartbeatDetails as AutolabelHeartbeat | undefined;
-      const committed = job0.lastFrameIndex;
-      const after = Math.max(beat?.lastFrameIndex ?? -1, committed ?? -1);
-      const resumedFrom = after >= 0 ? after : null;
-      let job = await db.autolabelJob.update({
-        where: { id: job0.id },
-        data: { state: 'running', attempts: { increment: 1 }, startedAt: job0.startedAt ?? new Date(), resumedFrom, error: null },
-      });
-      await takeSlot(db, { device, holderKind: 'autolabel', holderId: job.id, workflowId: job.workflowId, sessionId: job.sessionId });
-      let details: AutolabelHeartbeat = { lastFrameIndex: resumedFrom, framesDone: job.framesDone };
-      ctx.heartbeat(details);
-      // Heartbeats keep flowing while a frame waits on a slow endpoint, so only a dead worker times out.
-      const ticker = setInterval(() => ctx.heartbeat(details), Math.max(1000, (config.autolabel.heartbeatTimeoutSeconds * 1000) / 3));
-      let closedSet: Awaited<ReturnType<typeof loadClosedSetDetector>> | undefined;
+      // The model loads while the job, the session and the gate are read; it is released below whatever happens.
+      const loadingModel = loadClosedSetDetector(config);
+      loadingModel.catch(() => undefined); // awaited below
+      let holding: string | null = null;
+      let ticker: NodeJS.Timeout | undefined;
       try {
-        try {
-          closedSet = await loadClosedSetDetector(config);
-        } catch (err) {
+        const job0 = await db.autolabelJob.findUnique({ where: { id: input.jobId } });
+        if (!job0) throw ApplicationFailure.nonRetryable(`no autolabel job ${input.jobId}`, 'JobNotFound');
+        const session = await db.session.findUnique({ where: { id: job0.sessionId } });
+        if (!session) throw ApplicationFailure.nonRetryable(`session ${job0.sessionId} no longer exists`, 'SessionNotFound');
+        const gate = await readGate(db, session.id);
+        if (gate.quarantined || session.quarantined) throw ApplicationFailure.nonRetryable(`session ${session.id} is quarantined by its health gate; auto-label is refused`, 'SessionQuarantined');
+
+        const beat = ctx.info.heartbeatDetails as AutolabelHeartbeat | undefined;
+        const committed = job0.lastFrameIndex;
+        const after = Math.max(beat?.lastFrameIndex ?? -1, committed ?? -1);
+        const resumedFrom = after >= 0 ? after : null;
+        const [started, ontology, frames] = await Promise.all([
+          db.autolabelJob.update({
+            where: { id: job0.id },
+            data: { state: 'running', attempts: { increment: 1 }, startedAt: job0.startedAt ?? new Date(), resumedFrom, error: null },
+          }),
+          loadOntology(deps),
+          framesToDo(job0, resumedFrom),
+        ]);
+        let job = started;
+        await takeSlot(db, { device, holderKind: 'autolabel', holderId: job.id, workflowId: job.workflowId, sessionId: job.sessionId });
+        holding = job.id;
+        let details: AutolabelHeartbeat = { lastFrameIndex: resumedFrom, framesDone: job.framesDone };
+        ctx.heartbeat(details);
+        // Heartbeats keep flowing while a frame waits on a slow endpoint, so only a dead worker times out.
+        ticker = setInterval(() => ctx.heartbeat(details), Math.max(1000, (config.autolabel.heartbeatTimeoutSeconds * 1000) / 3));
+        const closedSet = await loadingModel.catch((err: unknown) => {
           if (err instanceof UnavailableError) throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
           throw err;
-        }
+        });
         const paths = { closedSet, openVocab: createOpenVocabPath(config), verifier: createVerifierPath(config) };
-        const ontology = await loadOntology(deps);
-        const frames = await framesToDo(job, resumedFrom);
         if (job.framesPlanned === null) job = await db.autolabelJob.update({ where: { id: job.id }, data: { framesPlanned: frames.length } });
         await publish(job, 'autolabel.started');
         const tally: JobTally = { ...emptyTally(), ...(job.tally as Partial<JobTally>) };
@@ -135,22 +152,50 @@ export function createAutolabelActivities(deps: ActivityDeps) {
           ms[step] += performance.now() - t;
           return out;
         };
-        // Reading and decoding the next frame, and committing the last one, overlap with inference:
-        // the slot's time goes to the model. Commits stay in frame order, and the heartbeat only
-        // advances past a committed frame.
+        // Reading and letterboxing the next frame, and committing the last batch, overlap with
+        // inference: the slot's time goes to the model. Commits stay in frame order, and the
+        // heartbeat only advances past a committed frame.
         const load = (frame: (typeof frames)[number]) => {
-          const loading = timed('read', readObject(storage, objectLocation(storage, frame.uri, 'frames'))).then((bytes) => timed('decode', decodeFrame(bytes)));
+          const loading = timed('read', readObject(storage, objectLocation(storage, frame.uri, 'frames'))).then((bytes) =>
+            timed(
+              'decode',
+              decodeFrame(bytes).then(async (image) => {
+                // A configured open-vocabulary endpoint is sent every frame: its full decode can run ahead too.
+                if (paths.openVocab.configured) await image.pixels();
+                return { image, closedSetInput: await paths.closedSet.prepare(image) };
+              }),
+            ),
+          );
           loading.catch(() => undefined); // awaited below; marked handled so an early failure cannot crash the worker
           return loading;
         };
-        let next = frames[0] ? load(frames[0]) : null;
+        // Frames load PREFETCH ahead: a read waits on MinIO, not on the CPU, so several overlap.
+        const ahead = frames.slice(0, PREFETCH).map(load);
         let committing: Promise<void> = Promise.resolve();
+        let pending: LabelledFrame[] = [];
+        let pendingSince = 0;
+        const commit = async () => {
+          const batch = pending;
+          pending = [];
+          await committing;
+          committing = (async () => {
+            // A batch's write time reaches the row with the next batch (and the last with completion).
+            const done = await timed('write', commitFrames(db, masks, job, batch, { controlSeed: config.autolabel.controlSeed, tally, slot: { device } }));
+            details = { lastFrameIndex: done.job.lastFrameIndex, framesDone: done.job.framesDone };
+            ctx.heartbeat(details);
+            if (Date.now() - lastPublish > 1000) {
+              lastPublish = Date.now();
+              await publish(done.job, 'autolabel.progress');
+            }
+          })();
+          committing.catch(() => undefined); // awaited before the next commit or after the loop
+        };
         for (const [i, frame] of frames.entries()) {
-          const image = await next!;
-          next = frames[i + 1] ? load(frames[i + 1]!) : null;
+          const { image, closedSetInput } = await ahead.shift()!;
+          if (frames[i + PREFETCH]) ahead.push(load(frames[i + PREFETCH]!));
           const cam = sessionCamera(session.sourceMeta, image.width, image.height);
           const t = performance.now();
-          const labels = await labelFrame(paths, ontology, { image, timestampMs: frame.timestampMs, egoSpeedMps: egoSpeed(frame.context) }, {
+          const labels = await labelFrame(paths, ontology, { image, closedSetInput, timestampMs: frame.timestampMs, egoSpeedMps: egoSpeed(frame.context) }, {
             policy,
             fusionIou: config.autolabel.fusionIou,
             verifierMaxObjects: config.autolabel.verifierMaxObjects,
@@ -159,20 +204,11 @@ export function createAutolabelActivities(deps: ActivityDeps) {
           ms.inference += labels.inferenceMs;
           ms.fusion += performance.now() - t - labels.inferenceMs;
           previous = labels.criticFrame;
-          await committing;
-          committing = (async () => {
-            // A frame's write time reaches the row with the next frame (and the last with completion).
-            await timed('write', replaceFrameObjects(db, masks, job, frame, labels, { controlSeed: config.autolabel.controlSeed, tally }));
-            details = { lastFrameIndex: frame.index, framesDone: details.framesDone + 1 };
-            ctx.heartbeat(details);
-            await touchSlot(db, device, job.id);
-            if (Date.now() - lastPublish > 1000) {
-              lastPublish = Date.now();
-              await publish(await db.autolabelJob.findUniqueOrThrow({ where: { id: job.id } }), 'autolabel.progress');
-            }
-          })();
-          committing.catch(() => undefined); // awaited before the next commit or after the loop
+          if (!pending.length) pendingSince = Date.now();
+          pending.push({ frame, labels });
+          if (pending.length >= COMMIT_FRAMES || Date.now() - pendingSince >= COMMIT_MS) await commit();
         }
+        if (pending.length) await commit();
         await committing;
         job = await db.autolabelJob.update({ where: { id: job.id }, data: { state: 'completed', finishedAt: new Date(), paths: { closed_set: closedSet.model }, tally: tally as unknown as Prisma.InputJsonValue } });
         await recordAudit(db, { actorId: null, action: 'autolabel.completed', subjectType: 'session', subjectId: job.sessionId, detail: { job_id: job.id, frames: job.framesDone, objects: job.objectsCreated } });
@@ -180,8 +216,8 @@ export function createAutolabelActivities(deps: ActivityDeps) {
         return { jobId: job.id, framesDone: job.framesDone, objectsCreated: job.objectsCreated, objectsDeleted: job.objectsDeleted, resumedFrom };
       } finally {
         clearInterval(ticker);
-        await closedSet?.release();
-        await releaseSlot(db, device, job.id);
+        await (await loadingModel.catch(() => undefined))?.release();
+        if (holding) await releaseSlot(db, device, holding);
       }
     },
   };

@@ -1,8 +1,8 @@
 import { applyCritic, criticiseFrame, type CriticContext, type CriticFrame, type CriticVerdict } from '../../core/critic';
 import { applyVerifierAnswer, fuseDetections, type FusedObject, type PathRun, type VerifierTrace } from '../../core/fusion';
 import { isUncertain, routeObject, type AgentPolicy, type ObjectRoute } from '../../core/routing';
-import type { ClosedSetDetector } from '../detect/closed-set';
-import type { DecodedFrame } from '../detect/frame-image';
+import type { ClosedSetDetector, ClosedSetInput } from '../detect/closed-set';
+import type { FrameImage } from '../detect/frame-image';
 import type { OpenVocabPath } from '../detect/open-vocab';
 import type { VerifierPath } from '../detect/verifier';
 
@@ -47,7 +47,10 @@ export interface FrameLabels {
 }
 
 export interface FrameInput {
-  image: DecodedFrame;
+  /** The frame; its full-resolution pixels are decoded only if a configured endpoint asks for them. */
+  image: FrameImage;
+  /** The frame already letterboxed for the closed-set detector (prepared ahead of inference). */
+  closedSetInput: ClosedSetInput;
   timestampMs: number;
   egoSpeedMps: number | null;
 }
@@ -58,7 +61,7 @@ export async function labelFrame(
   frame: FrameInput,
   opts: { policy: AgentPolicy; fusionIou: number; verifierMaxObjects: number; critic: Omit<CriticContext, 'previous'> & { previous: CriticFrame | null } },
 ): Promise<FrameLabels> {
-  const [closed, openRun] = await Promise.all([paths.closedSet.detect(frame.image), paths.openVocab.detect(frame.image)]);
+  const [closed, openRun] = await Promise.all([paths.closedSet.infer(frame.closedSetInput), paths.openVocab.detect(frame.image)]);
   const dropped: Record<string, number> = { ...closed.dropped };
   // A class name the ontology no longer has (retired, no alias) cannot become an object.
   const known = (run: PathRun): PathRun => {

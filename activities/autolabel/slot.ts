@@ -1,3 +1,4 @@
+import type { Prisma } from '../../generated/prisma/client';
 import type { Db } from '../db';
 
 /**
@@ -23,7 +24,8 @@ export async function takeSlot(db: Db, h: SlotHolder): Promise<void> {
   ]);
 }
 
-export async function touchSlot(db: Db, device: number, holderId: string): Promise<void> {
+/** Inside the caller's transaction when given one, so the heartbeat commits with the progress. */
+export async function touchSlot(db: Db | Prisma.TransactionClient, device: number, holderId: string): Promise<void> {
   await db.gpuSlot.updateMany({ where: { device, holderId }, data: { heartbeatAt: new Date() } });
 }
 

@@ -1,12 +1,19 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
+import { Worker } from 'node:worker_threads';
+import type * as ort from 'onnxruntime-node';
 import type { AppConfig } from '../../core/config';
 import { mapCocoDetections, COCO_CLASSES } from '../../core/detect/coco-ontology';
-import { decodeYolox, letterbox, yoloxAnchorCount, yoloxInput } from '../../core/detect/yolox';
+import {
+  decodeYolox,
+  letterbox,
+  yoloxAnchorCount,
+  yoloxInput,
+  type Letterbox,
+} from '../../core/detect/yolox';
 import { UnavailableError } from '../../core/errors';
 import type { PathRun } from '../../core/fusion';
-import { resizeRgb, type DecodedFrame } from './frame-image';
+import type { FrameImage } from './frame-image';
 import { openModel } from './inference-runtime';
 
 /**
@@ -18,43 +25,176 @@ import { openModel } from './inference-runtime';
 export interface ClosedSetDetector {
   /** File name and short hash, recorded in provenance. */
   model: string;
-  detect(frame: DecodedFrame): Promise<{ run: PathRun; dropped: Record<string, number>; inferenceMs: number }>;
+  /** The frame letterboxed into the model's input: the part that can run ahead, while the model works on the frame before. */
+  prepare(frame: FrameImage): Promise<ClosedSetInput>;
+  /** The model on a prepared input: boxes in frame pixels. */
+  infer(input: ClosedSetInput): Promise<ClosedSetResult>;
+  /** prepare, then infer. */
+  detect(frame: FrameImage): Promise<ClosedSetResult>;
   release(): Promise<void>;
+}
+
+export interface ClosedSetInput {
+  letterbox: Letterbox;
+  /** Planar BGR, 1×3×S×S. */
+  data: Float32Array;
+}
+
+export interface ClosedSetResult {
+  run: PathRun;
+  dropped: Record<string, number>;
+  inferenceMs: number;
 }
 
 type DetectConfig = Pick<AppConfig, 'models' | 'autolabel'>;
 
-const dims = (meta: ort.InferenceSession.ValueMetadata): Array<number | string> => (meta.isTensor ? meta.shape.map((d) => (typeof d === 'number' ? d : String(d))) : []);
+/**
+ * onnxruntime-node runs a model synchronously on the calling thread: on the main thread every
+ * inference would stall the frame reads, decodes and commits that are meant to overlap it. So the
+ * session lives on a thread of its own. Plain JavaScript, so that it starts the same under node,
+ * tsx and jest; tensors travel as transferred buffers, not copies.
+ */
+const INFERENCE_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const ort = require(workerData.ort);
+let session;
+parentPort.on('message', async (m) => {
+  try {
+    if (m.op === 'open') {
+      session = await ort.InferenceSession.create(m.bytes, m.options);
+      parentPort.postMessage({ id: m.id });
+    } else if (m.op === 'run') {
+      const out = await session.run({ [m.input]: new ort.Tensor('float32', m.data, m.dims) });
+      const data = out[m.output].data;
+      parentPort.postMessage({ id: m.id, data }, [data.buffer]);
+    } else if (m.op === 'release') {
+      await session?.release();
+      session = undefined;
+      parentPort.postMessage({ id: m.id });
+    }
+  } catch (err) {
+    parentPort.postMessage({ id: m.id, error: String((err && err.message) || err) });
+  }
+});`;
+
+interface ThreadAnswer {
+  id: number;
+  error?: string;
+  data?: Float32Array;
+}
+
+/**
+ * The inference thread, started at once so that loading onnxruntime there overlaps the model
+ * checks here; `open` then creates its session. Requests are matched to answers by id.
+ */
+function startInferenceThread() {
+  const thread = new Worker(INFERENCE_THREAD, {
+    eval: true,
+    workerData: { ort: require.resolve('onnxruntime-node') },
+  });
+  const waiting = new Map<number, { resolve: (a: ThreadAnswer) => void; reject: (e: Error) => void }>();
+  let lastId = 0;
+  const failAll = (err: Error) => {
+    for (const w of waiting.values()) w.reject(err);
+    waiting.clear();
+  };
+  thread.on('message', (a: ThreadAnswer) => {
+    const w = waiting.get(a.id);
+    waiting.delete(a.id);
+    if (a.error !== undefined) w?.reject(new Error(`closed-set inference: ${a.error}`));
+    else w?.resolve(a);
+  });
+  thread.on('error', failAll);
+  thread.on('exit', (code) => failAll(new Error(`closed-set inference thread exited (${code})`)));
+  const ask = (message: Record<string, unknown>, transfer: ArrayBuffer[] = []) =>
+    new Promise<ThreadAnswer>((resolve, reject) => {
+      const id = ++lastId;
+      waiting.set(id, { resolve, reject });
+      thread.postMessage({ ...message, id }, transfer);
+    });
+  return {
+    async open(bytes: Buffer, options: ort.InferenceSession.SessionOptions): Promise<void> {
+      await ask({ op: 'open', bytes, options });
+    },
+    async run(input: string, output: string, data: Float32Array, dims: number[]): Promise<Float32Array> {
+      return (await ask({ op: 'run', input, output, data, dims }, [data.buffer as ArrayBuffer])).data!;
+    },
+    async release(): Promise<void> {
+      await ask({ op: 'release' }).finally(() => thread.terminate());
+    },
+    terminate: async (): Promise<void> => void (await thread.terminate()),
+  };
+}
+
+const dims = (meta: ort.InferenceSession.ValueMetadata): Array<number | string> =>
+  meta.isTensor ? meta.shape.map((d) => (typeof d === 'number' ? d : String(d))) : [];
 
 export async function loadClosedSetDetector(config: DetectConfig): Promise<ClosedSetDetector> {
+  const thread = startInferenceThread();
+  try {
+    return await openDetector(config, thread);
+  } catch (err) {
+    await thread.terminate();
+    throw err;
+  }
+}
+
+async function openDetector(config: DetectConfig, thread: ReturnType<typeof startInferenceThread>): Promise<ClosedSetDetector> {
   const { session, file, bytes } = await openModel(config.models, 'closedSetDetector');
   const input = session.inputMetadata[0];
   const output = session.outputMetadata[0];
+  // openModel's session proves the file, the device and the tensors; the one that runs is the thread's.
+  await session.release();
   const [n, c, h, w] = input ? dims(input) : [];
   const size = typeof h === 'number' ? h : NaN;
   const outDims = output ? dims(output) : [];
-  const fits = n === 1 && c === 3 && h === w && size > 0 && size % 32 === 0 && outDims.length === 3 && outDims[1] === yoloxAnchorCount(size) && outDims[2] === 5 + COCO_CLASSES.length;
+  const fits =
+    n === 1 &&
+    c === 3 &&
+    h === w &&
+    size > 0 &&
+    size % 32 === 0 &&
+    outDims.length === 3 &&
+    outDims[1] === yoloxAnchorCount(size) &&
+    outDims[2] === 5 + COCO_CLASSES.length;
   if (!fits || !input || !output) {
-    await session.release();
     throw new UnavailableError(
       `model closedSetDetector (${file}) does not fit the YOLOX decoder: input ${JSON.stringify(input ? dims(input) : null)}, output ${JSON.stringify(outDims)}; expected 1×3×S×S and 1×A×85`,
     );
   }
+  const opening = thread.open(bytes, { executionProviders: [config.models.device] });
+  opening.catch(() => undefined); // awaited below, after hashing the file meanwhile
   const model = `${path.basename(file)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
+  await opening;
+  const prepare = async (frame: FrameImage): Promise<ClosedSetInput> => {
+    const lb = letterbox(frame.width, frame.height, size);
+    // Only the scaled frame is decoded: the detector never needs the full-resolution pixels.
+    const scaled = await frame.scaled(lb.scaledWidth, lb.scaledHeight);
+    return { letterbox: lb, data: yoloxInput(scaled, lb) };
+  };
+  const infer = async ({ letterbox: lb, data }: ClosedSetInput): Promise<ClosedSetResult> => {
+    const started = performance.now();
+    // The input's buffer moves to the inference thread: an input runs once.
+    const head = await thread.run(input.name, output.name, data, [1, 3, size, size]);
+    const inferenceMs = performance.now() - started;
+    const boxes = decodeYolox(head, lb, COCO_CLASSES.length, {
+      minScore: config.autolabel.minScore,
+      nmsIou: config.autolabel.nmsIou,
+    });
+    const { mapped, dropped } = mapCocoDetections(boxes);
+    const detections = mapped.map((d) => ({
+      box: { x1: d.x1, y1: d.y1, x2: d.x2, y2: d.y2 },
+      className: d.className,
+      score: d.score,
+      label: d.cocoClass,
+    }));
+    return { run: { path: 'closed_set', status: 'ran', detections, model }, dropped, inferenceMs };
+  };
   return {
     model,
-    async detect(frame) {
-      const lb = letterbox(frame.width, frame.height, size);
-      const scaled = await resizeRgb(frame, lb.scaledWidth, lb.scaledHeight);
-      const tensor = new ort.Tensor('float32', yoloxInput(scaled, lb), [1, 3, size, size]);
-      const started = performance.now();
-      const out = await session.run({ [input.name]: tensor });
-      const inferenceMs = performance.now() - started;
-      const boxes = decodeYolox(out[output.name]!.data as Float32Array, lb, COCO_CLASSES.length, { minScore: config.autolabel.minScore, nmsIou: config.autolabel.nmsIou });
-      const { mapped, dropped } = mapCocoDetections(boxes);
-      const detections = mapped.map((d) => ({ box: { x1: d.x1, y1: d.y1, x2: d.x2, y2: d.y2 }, className: d.className, score: d.score, label: d.cocoClass }));
-      return { run: { path: 'closed_set', status: 'ran', detections, model }, dropped, inferenceMs };
-    },
-    release: () => session.release(),
+    prepare,
+    infer,
+    detect: async (frame) => infer(await prepare(frame)),
+    release: () => thread.release(),
   };
 }

@@ -89,6 +89,16 @@ describe('YOLOX decode', () => {
     expect(clipped.y2).toBe(720);
     expect(() => decodeYolox(new Float32Array(10), lb, NC, { minScore: 0.3, nmsIou: 0.45 })).toThrow(/3549×85/);
   });
+
+  it('maps back by the scale the resize applied on each axis: the scaled edges are the frame edges', () => {
+    const odd = letterbox(1000, 700, S); // 416 × round(291.2) = 291: the y scale is 291/700, not 416/1000
+    expect([odd.scaledWidth, odd.scaledHeight]).toEqual([416, 291]);
+    const edges = toFrame({ x1: 0, y1: 0, x2: 416, y2: 291, score: 1 }, odd);
+    expect([edges.x1, edges.y1, edges.x2, edges.y2]).toEqual([0, 0, 1000, 700]);
+    const mid = toFrame({ x1: 208, y1: 145.5, x2: 208, y2: 145.5, score: 1 }, odd);
+    expect(mid.x1).toBeCloseTo(500, 9);
+    expect(mid.y1).toBeCloseTo(350, 9);
+  });
 });
 
 describe('COCO → ontology', () => {

@@ -130,8 +130,15 @@ export function decodeYolox(raw: ArrayLike<number>, lb: Letterbox, numClasses: n
 
 const clamp = (v: number, hi: number): number => (v < 0 ? 0 : v > hi ? hi : v);
 
-/** Input pixels → frame pixels, clipped to the frame. */
+/**
+ * Input pixels → frame pixels, clipped to the frame. Each axis by the scale the resize really
+ * applied (scaled size ÷ frame size): the scaled sides are rounded, so on one axis that can differ
+ * from `scale` by up to half an input pixel over the frame.
+ */
 export function toFrame<T extends ScoredBox>(b: T, lb: Letterbox): T {
-  const back = (v: number, pad: number, hi: number) => clamp((v - pad) / lb.scale, hi);
-  return { ...b, x1: back(b.x1, lb.padX, lb.width), y1: back(b.y1, lb.padY, lb.height), x2: back(b.x2, lb.padX, lb.width), y2: back(b.y2, lb.padY, lb.height) };
+  const sx = lb.width / lb.scaledWidth;
+  const sy = lb.height / lb.scaledHeight;
+  const x = (v: number) => clamp((v - lb.padX) * sx, lb.width);
+  const y = (v: number) => clamp((v - lb.padY) * sy, lb.height);
+  return { ...b, x1: x(b.x1), y1: y(b.y1), x2: x(b.x2), y2: y(b.y2) };
 }
