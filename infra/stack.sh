@@ -34,6 +34,17 @@ log() { printf '[stack] %s\n' "$*" >&2; }
 # Go is only needed to build the Temporal CLI and MinIO; the image keeps it outside the default PATH.
 [ -x /usr/local/go/bin/go ] && case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) PATH="$PATH:/usr/local/go/bin" ;; esac
 
+# Registry downloads can hiccup; a transient failure should not fail a whole run.
+retry() {
+  local attempt
+  for attempt in 1 2 3; do
+    "$@" && return 0
+    [ "$attempt" = 3 ] && return 1
+    log "failed (attempt $attempt): $*; retrying"
+    sleep $((attempt * 5))
+  done
+}
+
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 wait_port() { # port name seconds
@@ -73,16 +84,16 @@ install_components() {
   command -v tmux >/dev/null || missing+=(tmux) # canlab capture kit keyboard tests
   if ((${#missing[@]})); then
     log "installing Debian packages: ${missing[*]}"
-    apt_install "${missing[@]}" || { apt-get update -qq && apt_install "${missing[@]}"; }
+    apt_install "${missing[@]}" || { retry apt-get update -qq && retry apt_install "${missing[@]}"; }
   fi
   mkdir -p "$TOOLS_DIR"
   if [ ! -x "$TOOLS_DIR/temporal" ]; then
     log "building the Temporal CLI $TEMPORAL_VERSION (go install, cached in $TOOLS_DIR)"
-    GOBIN="$TOOLS_DIR" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION"
+    retry env GOBIN="$TOOLS_DIR" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION"
   fi
   if [ ! -x "$TOOLS_DIR/minio" ]; then
     log "building MinIO $MINIO_VERSION (go install, cached in $TOOLS_DIR)"
-    GOBIN="$TOOLS_DIR" go install "github.com/minio/minio@$MINIO_VERSION"
+    retry env GOBIN="$TOOLS_DIR" go install "github.com/minio/minio@$MINIO_VERSION"
   fi
 }
 
