@@ -94,13 +94,21 @@ function startInferenceThread() {
   });
   const waiting = new Map<number, { resolve: (a: ThreadAnswer) => void; reject: (e: Error) => void }>();
   let lastId = 0;
+  // The thread keeps the process alive only while an answer is awaited: a detector its owner never
+  // releases (the API's lazily loaded classifier) must not stop the process from exiting.
+  thread.unref();
+  const settled = (): void => {
+    if (waiting.size === 0) thread.unref();
+  };
   const failAll = (err: Error) => {
     for (const w of waiting.values()) w.reject(err);
     waiting.clear();
+    settled();
   };
   thread.on('message', (a: ThreadAnswer) => {
     const w = waiting.get(a.id);
     waiting.delete(a.id);
+    settled();
     if (a.error !== undefined) w?.reject(new Error(`closed-set inference: ${a.error}`));
     else w?.resolve(a);
   });
@@ -110,6 +118,7 @@ function startInferenceThread() {
     new Promise<ThreadAnswer>((resolve, reject) => {
       const id = ++lastId;
       waiting.set(id, { resolve, reject });
+      thread.ref();
       thread.postMessage({ ...message, id }, transfer);
     });
   return {
