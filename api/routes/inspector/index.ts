@@ -9,7 +9,8 @@ import type { Db } from '../../../activities/db';
 import type { AppDeps } from '../../deps';
 import { RouteGroup } from '../../http/route-group';
 import type { healthSweepWorkflow } from '../../../workflows/session-health';
-import { findSession, frameOut, gateOut, healthRowOut, sessionOut, uuidParam } from '../session-health/reads';
+import { uuidParam } from '../../http/params';
+import { findSession, frameOut, gateOut, healthRowOut, sessionOut } from '../session-health/reads';
 import { startWorkflow } from '../session-health/start-workflow';
 import { EventsQuery, FrameAtQuery, HealthRowIn, InspectorSessionsQuery, LayoutIn } from './validators';
 

@@ -6,7 +6,8 @@ import type { AppDeps } from '../../deps';
 import { roleAtLeast, type Role } from '../../auth/principal';
 import { sendProblem } from '../../http/problem';
 import { RouteGroup } from '../../http/route-group';
-import { frameOut, uuidParam } from '../session-health/reads';
+import { uuidParam } from '../../http/params';
+import { frameOut } from '../session-health/reads';
 
 /** Roles that may see a frame's original, unredacted pixels; everyone else gets the redacted copy only. */
 export const ORIGINAL_IMAGE_ROLE: Role = 'reviewer';

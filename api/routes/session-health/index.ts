@@ -6,7 +6,8 @@ import type { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
 import { RouteGroup } from '../../http/route-group';
 import type { sessionHealthWorkflow } from '../../../workflows/session-health';
-import { findSession, gateOut, healthRowOut, sessionOut, uuidParam } from './reads';
+import { uuidParam } from '../../http/params';
+import { findSession, gateOut, healthRowOut, sessionOut } from './reads';
 import { startWorkflow } from './start-workflow';
 import { BoardQuery, HealthOverrideIn, TrendsQuery } from './validators';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { InputError, NotFoundError } from '../../../core/errors';
+import { uuidParam } from '../../http/params';
+import { NotFoundError } from '../../../core/errors';
 import { INSPECTOR_VERSION, type GateDecision } from '../../../core/health';
 import type { Frame, Session, SessionHealth } from '../../../generated/prisma/client';
 import type { Db } from '../../../activities/db';
@@ -9,14 +10,6 @@ import type { Db } from '../../../activities/db';
  * ids, lookups that answer 404, and the JSON shapes of sessions, frames and health rows.
  */
 
-const Uuid = z.uuid();
-
-/** A path id that must be a UUID; anything else is a 422 naming `path.<name>`. */
-export function uuidParam(params: Record<string, string>, name: string): string {
-  const parsed = Uuid.safeParse(params[name]);
-  if (!parsed.success) throw new InputError(`${name} must be a UUID`, [{ field: `path.${name}`, message: 'must be a UUID' }]);
-  return parsed.data;
-}
 
 export async function findSession(db: Db, params: Record<string, string>): Promise<Session> {
   const id = uuidParam(params, 'session_id');

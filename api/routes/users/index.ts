@@ -1,20 +1,15 @@
-import { InputError, NotFoundError, ConflictError } from '../../../core/errors';
+import { NotFoundError, ConflictError } from '../../../core/errors';
 import { recordAudit } from '../../../activities/audit';
 import { Prisma } from '../../../generated/prisma/client';
 import { hashPassword } from '../../auth/passwords';
+import { uuidParam } from '../../http/params';
 import { RouteGroup } from '../../http/route-group';
 import type { AppDeps } from '../../deps';
 import { tokenOut, userOut } from './serialize';
-import { UserCreateIn, UserIdParams } from './validators';
+import { UserCreateIn } from './validators';
 
 /** Any constant works; it only serialises first-user creation across API processes. */
 const FIRST_USER_LOCK = 727_001;
-
-function userIdFrom(params: Record<string, string>): string {
-  const parsed = UserIdParams.safeParse(params);
-  if (!parsed.success) throw new InputError('user_id must be a UUID', [{ field: 'path.user_id', message: 'must be a UUID' }]);
-  return parsed.data.user_id;
-}
 
 export function createUsersRoutes(deps: AppDeps): RouteGroup {
   const { db } = deps;
@@ -71,7 +66,7 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
       '/api/users/{user_id}/revoke-tokens',
       { summary: "Invalidate every outstanding token of the user (bumps token_version)", access: 'admin', statuses: { 404: 'no such user' } },
       async ({ params, principal, req }) => {
-        const userId = userIdFrom(params);
+        const userId = uuidParam(params, 'user_id');
         const user = await db.$transaction(async (tx) => {
           const updated = await tx.user.updateMany({ where: { id: userId }, data: { tokenVersion: { increment: 1 } } });
           if (updated.count === 0) throw new NotFoundError(`no user ${userId}`);
@@ -85,7 +80,7 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
       '/api/users/{user_id}/token',
       { summary: 'Mint a token for the user; recorded as activity with the admin as actor', access: 'admin', statuses: { 404: 'no such user' } },
       async ({ params, principal, req }) => {
-        const userId = userIdFrom(params);
+        const userId = uuidParam(params, 'user_id');
         const user = await db.user.findUnique({ where: { id: userId } });
         if (!user || user.disabledAt) throw new NotFoundError(`no active user ${userId}`);
         const minted = await deps.tokens.issue(user.id, user.tokenVersion);

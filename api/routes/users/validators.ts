@@ -11,5 +11,3 @@ export const UserCreateIn = z
   })
   .meta({ description: 'The first user (created without a token) is always an admin.' });
 export type UserCreateIn = z.infer<typeof UserCreateIn>;
-
-export const UserIdParams = z.object({ user_id: z.uuid() });
