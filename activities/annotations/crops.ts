@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { NotFoundError } from '../../core/errors';
+import { cropRegion } from '../../core/geometry';
 import type { ObjectStore } from '../storage/object-store';
 import { parseS3Uri } from './masks';
 
@@ -27,20 +28,6 @@ export async function loadFrameImage(storage: ObjectStore, frame: FrameRef): Pro
     if ((err as { code?: string }).code === 'NoSuchKey') throw new NotFoundError(`frame ${frame.id} has no stored image at ${uri}`);
     throw err;
   }
-}
-
-/** The padded crop region of a box in image pixels (frame coordinates scaled to the image). */
-export function cropRegion(box: readonly number[], pad: number, frame: { width: number; height: number }, image: { width: number; height: number }) {
-  const sx = image.width / frame.width;
-  const sy = image.height / frame.height;
-  const [x1, y1, x2, y2] = box as [number, number, number, number];
-  const px = (x2 - x1) * pad;
-  const py = (y2 - y1) * pad;
-  const left = Math.max(0, Math.floor((x1 - px) * sx));
-  const top = Math.max(0, Math.floor((y1 - py) * sy));
-  const right = Math.min(image.width, Math.ceil((x2 + px) * sx));
-  const bottom = Math.min(image.height, Math.ceil((y2 + py) * sy));
-  return { left, top, width: Math.max(1, right - left), height: Math.max(1, bottom - top) };
 }
 
 /** One object's padded crop as JPEG, optionally scaled so its longer side is `size`. */

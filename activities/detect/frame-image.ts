@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { cropRegion } from '../../core/geometry';
 
 /**
  * A frame as every path sees it: its size, and its pixels decoded only as far as a path needs
@@ -60,21 +61,10 @@ export const frameJpeg = async (f: FrameImage, maxSide: number): Promise<Buffer>
 
 type PixelBox = { x1: number; y1: number; x2: number; y2: number };
 
-/** The pixel region around a box, grown by `pad` of its size on each side, inside the frame. */
-function paddedRegion(f: FrameImage, box: PixelBox, pad: number) {
-  const dx = (box.x2 - box.x1) * pad;
-  const dy = (box.y2 - box.y1) * pad;
-  const left = Math.max(0, Math.floor(box.x1 - dx));
-  const top = Math.max(0, Math.floor(box.y1 - dy));
-  const width = Math.max(1, Math.min(f.width, Math.ceil(box.x2 + dx)) - left);
-  const height = Math.max(1, Math.min(f.height, Math.ceil(box.y2 + dy)) - top);
-  return { left, top, width, height };
-}
-
 /** A crop of the frame around a box, grown by `pad` of its size on each side, as a JPEG no larger than `maxSide`. */
 export async function cropJpeg(f: FrameImage, box: PixelBox, pad: number, maxSide: number): Promise<Buffer> {
   return raw(await f.pixels(), f.width, f.height)
-    .extract(paddedRegion(f, box, pad))
+    .extract(cropRegion([box.x1, box.y1, box.x2, box.y2], pad, f, f))
     .resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true })
     .jpeg({ quality: 88 })
     .toBuffer();
@@ -86,7 +76,7 @@ export async function cropFrame(
   box: PixelBox,
   pad: number,
 ): Promise<{ crop: FrameImage; left: number; top: number }> {
-  const region = paddedRegion(f, box, pad);
+  const region = cropRegion([box.x1, box.y1, box.x2, box.y2], pad, f, f);
   const rgb = await raw(await f.pixels(), f.width, f.height)
     .extract(region)
     .raw()

@@ -1,2 +1,3 @@
 export * from './shapes';
 export * from './object-shape';
+export * from './crop';
