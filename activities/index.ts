@@ -4,6 +4,7 @@ import type { Db } from './db';
 import { createAutolabelActivities } from './autolabel';
 import { createAutolabelJobActivities } from './autolabel/jobs';
 import { createDetectActivities } from './detect';
+import type { ResidentClosedSetDetector } from './detect/closed-set';
 import { createIngestActivities } from './ingest';
 import { createInspectorActivities } from './inspector';
 import type { ObjectStore } from './storage/object-store';
@@ -15,6 +16,11 @@ export interface ActivityDeps {
   storage: ObjectStore;
   /** Publishes job events (the workers pass an EventHub); activities publish nothing without it. */
   events?: Pick<EventHub, 'publish'>;
+  /**
+   * The gpu worker's closed-set model, loaded once and kept between sessions (workers-gpu warms it
+   * at start); the gpu activities keep one of their own when none is given.
+   */
+  closedSet?: ResidentClosedSetDetector;
 }
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */

@@ -142,6 +142,11 @@ export const ConfigSchema = z.object({
       faceDetector: z.string().default('face_detection_yunet.onnx'),
       /** Execution device for inference: `cpu`, or `cuda` where the CUDA provider is installed. */
       device: z.enum(['cpu', 'cuda']).default('cpu'),
+      /**
+       * Threads of the closed-set detector's inference; 0 chooses: 1 on a host of two CPUs or fewer
+       * (the other core decodes the next frames), else onnxruntime's default (docs/autolabel.md).
+       */
+      closedSetThreads: int.min(0).max(256).default(0),
     })
     .prefault({}),
   pii: z

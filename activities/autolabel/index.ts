@@ -6,7 +6,7 @@ import type { AutolabelJob, Prisma } from '../../generated/prisma/client';
 import type { ActivityDeps } from '..';
 import { createMaskStore } from '../annotations/masks';
 import { recordAudit } from '../audit';
-import { loadClosedSetDetector } from '../detect/closed-set';
+import { residentClosedSetDetector } from '../detect/closed-set';
 import { decodeFrame } from '../detect/frame-image';
 import { createOpenVocabPath } from '../detect/open-vocab';
 import { createVerifierPath } from '../detect/verifier';
@@ -73,6 +73,8 @@ export function createAutolabelActivities(deps: ActivityDeps) {
   const { db, storage, config } = deps;
   const masks = createMaskStore(storage);
   const device = config.workers.gpuDevice;
+  // Kept loaded between sessions: a session starts without loading the model (docs/autolabel.md).
+  const closedSetModel = deps.closedSet ?? residentClosedSetDetector(config);
 
   const publish = (job: AutolabelJob, type: string) => deps.events?.publish('jobs', type, jobOut(job)) ?? Promise.resolve();
 
@@ -101,33 +103,40 @@ export function createAutolabelActivities(deps: ActivityDeps) {
      */
     async autolabelSession(input: AutolabelSessionInput): Promise<AutolabelSessionResult> {
       const ctx = Context.current();
-      // The model loads while the job, the session and the gate are read; it is released below whatever happens.
-      const loadingModel = loadClosedSetDetector(config);
+      // The model (loaded already, unless this worker has not run a session yet) is made ready while the job, the session and the gate are read.
+      const loadingModel = closedSetModel.acquire();
       loadingModel.catch(() => undefined); // awaited below
       let holding: string | null = null;
       let ticker: NodeJS.Timeout | undefined;
       try {
-        const job0 = await db.autolabelJob.findUnique({ where: { id: input.jobId } });
-        if (!job0) throw ApplicationFailure.nonRetryable(`no autolabel job ${input.jobId}`, 'JobNotFound');
-        const session = await db.session.findUnique({ where: { id: job0.sessionId } });
-        if (!session) throw ApplicationFailure.nonRetryable(`session ${job0.sessionId} no longer exists`, 'SessionNotFound');
-        const gate = await readGate(db, session.id);
+        const [job0, session, gate] = await Promise.all([
+          db.autolabelJob.findUnique({ where: { id: input.jobId } }),
+          db.session.findUnique({ where: { id: input.sessionId } }),
+          readGate(db, input.sessionId),
+        ]);
+        if (!job0 || job0.sessionId !== input.sessionId) throw ApplicationFailure.nonRetryable(`no autolabel job ${input.jobId} for session ${input.sessionId}`, 'JobNotFound');
+        if (!session) throw ApplicationFailure.nonRetryable(`session ${input.sessionId} no longer exists`, 'SessionNotFound');
         if (gate.quarantined || session.quarantined) throw ApplicationFailure.nonRetryable(`session ${session.id} is quarantined by its health gate; auto-label is refused`, 'SessionQuarantined');
 
         const beat = ctx.info.heartbeatDetails as AutolabelHeartbeat | undefined;
         const committed = job0.lastFrameIndex;
         const after = Math.max(beat?.lastFrameIndex ?? -1, committed ?? -1);
         const resumedFrom = after >= 0 ? after : null;
-        const [started, ontology, frames] = await Promise.all([
+        const [ontology, frames] = await Promise.all([loadOntology(deps), framesToDo(job0, resumedFrom)]);
+        let [job] = await Promise.all([
           db.autolabelJob.update({
             where: { id: job0.id },
-            data: { state: 'running', attempts: { increment: 1 }, startedAt: job0.startedAt ?? new Date(), resumedFrom, error: null },
+            data: {
+              state: 'running',
+              attempts: { increment: 1 },
+              startedAt: job0.startedAt ?? new Date(),
+              resumedFrom,
+              error: null,
+              ...(job0.framesPlanned === null ? { framesPlanned: frames.length } : {}),
+            },
           }),
-          loadOntology(deps),
-          framesToDo(job0, resumedFrom),
+          takeSlot(db, { device, holderKind: 'autolabel', holderId: job0.id, workflowId: job0.workflowId, sessionId: job0.sessionId }),
         ]);
-        let job = started;
-        await takeSlot(db, { device, holderKind: 'autolabel', holderId: job.id, workflowId: job.workflowId, sessionId: job.sessionId });
         holding = job.id;
         let details: AutolabelHeartbeat = { lastFrameIndex: resumedFrom, framesDone: job.framesDone };
         ctx.heartbeat(details);
@@ -137,14 +146,13 @@ export function createAutolabelActivities(deps: ActivityDeps) {
           if (err instanceof UnavailableError) throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
           throw err;
         });
-        const paths = { closedSet, openVocab: createOpenVocabPath(config), verifier: createVerifierPath(config) };
-        if (job.framesPlanned === null) job = await db.autolabelJob.update({ where: { id: job.id }, data: { framesPlanned: frames.length } });
-        await publish(job, 'autolabel.started');
+        const paths = { openVocab: createOpenVocabPath(config), verifier: createVerifierPath(config) };
+        const started = publish(job, 'autolabel.started');
         const tally: JobTally = { ...emptyTally(), ...(job.tally as Partial<JobTally>) };
         tally.ms = { ...emptyTally().ms, ...tally.ms };
         const policy = job.policy as unknown as AgentPolicy;
         let previous: CriticFrame | null = null;
-        let lastPublish = 0;
+        let lastPublish = Date.now();
         const ms = tally.ms;
         const timed = async <T>(step: keyof JobTally['ms'], work: Promise<T>): Promise<T> => {
           const t = performance.now();
@@ -152,8 +160,9 @@ export function createAutolabelActivities(deps: ActivityDeps) {
           ms[step] += performance.now() - t;
           return out;
         };
-        // Reading and letterboxing the next frame, and committing the last batch, overlap with
-        // inference: the slot's time goes to the model. Commits stay in frame order, and the
+        // A frame is read, decoded, letterboxed and handed to the model's queue as soon as it can
+        // be, PREFETCH frames ahead of the one being fused: the model never waits for this thread,
+        // and reads, decodes and commits overlap inference. Commits stay in frame order, and the
         // heartbeat only advances past a committed frame.
         const load = (frame: (typeof frames)[number]) => {
           const loading = timed('read', readObject(storage, objectLocation(storage, frame.uri, 'frames'))).then((bytes) =>
@@ -161,15 +170,18 @@ export function createAutolabelActivities(deps: ActivityDeps) {
               'decode',
               decodeFrame(bytes).then(async (image) => {
                 // A configured open-vocabulary endpoint is sent every frame: its full decode can run ahead too.
-                if (paths.openVocab.configured) await image.pixels();
-                return { image, closedSetInput: await paths.closedSet.prepare(image) };
+                const [input] = await Promise.all([closedSet.prepare(image), paths.openVocab.configured ? image.pixels() : null]);
+                return { image, input };
               }),
             ),
-          );
+          ).then(({ image, input }) => {
+            const closed = closedSet.infer(input);
+            closed.catch(() => undefined); // awaited by labelFrame
+            return { image, closed };
+          });
           loading.catch(() => undefined); // awaited below; marked handled so an early failure cannot crash the worker
           return loading;
         };
-        // Frames load PREFETCH ahead: a read waits on MinIO, not on the CPU, so several overlap.
         const ahead = frames.slice(0, PREFETCH).map(load);
         let committing: Promise<void> = Promise.resolve();
         let pending: LabelledFrame[] = [];
@@ -181,28 +193,31 @@ export function createAutolabelActivities(deps: ActivityDeps) {
           committing = (async () => {
             // A batch's write time reaches the row with the next batch (and the last with completion).
             const done = await timed('write', commitFrames(db, masks, job, batch, { controlSeed: config.autolabel.controlSeed, tally, slot: { device } }));
-            details = { lastFrameIndex: done.job.lastFrameIndex, framesDone: done.job.framesDone };
+            details = { lastFrameIndex: done.lastFrameIndex, framesDone: done.framesDone };
             ctx.heartbeat(details);
             if (Date.now() - lastPublish > 1000) {
               lastPublish = Date.now();
-              await publish(done.job, 'autolabel.progress');
+              const current = await db.autolabelJob.findUnique({ where: { id: job.id } });
+              if (current) await publish(current, 'autolabel.progress');
             }
           })();
           committing.catch(() => undefined); // awaited before the next commit or after the loop
         };
         for (const [i, frame] of frames.entries()) {
-          const { image, closedSetInput } = await ahead.shift()!;
+          const { image, closed } = await ahead.shift()!;
           if (frames[i + PREFETCH]) ahead.push(load(frames[i + PREFETCH]!));
           const cam = sessionCamera(session.sourceMeta, image.width, image.height);
           const t = performance.now();
-          const labels = await labelFrame(paths, ontology, { image, closedSetInput, timestampMs: frame.timestampMs, egoSpeedMps: egoSpeed(frame.context) }, {
+          const answered = closed.then(() => performance.now(), () => performance.now());
+          const labels = await labelFrame(paths, ontology, { image, closedSet: closed, timestampMs: frame.timestampMs, egoSpeedMps: egoSpeed(frame.context) }, {
             policy,
             fusionIou: config.autolabel.fusionIou,
             verifierMaxObjects: config.autolabel.verifierMaxObjects,
             critic: { camera: cam.camera, cameraSource: cam.source, previous, lidarPixels: null },
           });
           ms.inference += labels.inferenceMs;
-          ms.fusion += performance.now() - t - labels.inferenceMs;
+          // The paths after the model's answer: decoding its head, the endpoints, fusion, verifier, critic.
+          ms.fusion += performance.now() - Math.max(t, await answered);
           previous = labels.criticFrame;
           if (!pending.length) pendingSince = Date.now();
           pending.push({ frame, labels });
@@ -210,13 +225,15 @@ export function createAutolabelActivities(deps: ActivityDeps) {
         }
         if (pending.length) await commit();
         await committing;
+        await started;
         job = await db.autolabelJob.update({ where: { id: job.id }, data: { state: 'completed', finishedAt: new Date(), paths: { closed_set: closedSet.model }, tally: tally as unknown as Prisma.InputJsonValue } });
-        await recordAudit(db, { actorId: null, action: 'autolabel.completed', subjectType: 'session', subjectId: job.sessionId, detail: { job_id: job.id, frames: job.framesDone, objects: job.objectsCreated } });
-        await publish(job, 'autolabel.completed');
+        await Promise.all([
+          recordAudit(db, { actorId: null, action: 'autolabel.completed', subjectType: 'session', subjectId: job.sessionId, detail: { job_id: job.id, frames: job.framesDone, objects: job.objectsCreated } }),
+          publish(job, 'autolabel.completed'),
+        ]);
         return { jobId: job.id, framesDone: job.framesDone, objectsCreated: job.objectsCreated, objectsDeleted: job.objectsDeleted, resumedFrom };
       } finally {
         clearInterval(ticker);
-        await (await loadingModel.catch(() => undefined))?.release();
         if (holding) await releaseSlot(db, device, holding);
       }
     },

@@ -1,7 +1,7 @@
 import { applyCritic, criticiseFrame, type CriticContext, type CriticFrame, type CriticVerdict } from '../../core/critic';
 import { applyVerifierAnswer, fuseDetections, type FusedObject, type PathRun, type VerifierTrace } from '../../core/fusion';
 import { isUncertain, routeObject, type AgentPolicy, type ObjectRoute } from '../../core/routing';
-import type { ClosedSetDetector, ClosedSetInput } from '../detect/closed-set';
+import type { ClosedSetResult } from '../detect/closed-set';
 import type { FrameImage } from '../detect/frame-image';
 import type { OpenVocabPath } from '../detect/open-vocab';
 import type { VerifierPath } from '../detect/verifier';
@@ -9,10 +9,10 @@ import type { VerifierPath } from '../detect/verifier';
 /**
  * One frame through the three paths: both detectors, weighted box fusion, the verifier on the
  * uncertain subset only, routing by policy, then the critic. Pure of storage: the caller reads
- * the frame and writes what comes out.
+ * the frame, hands the closed-set detector its input as early as it can (the model's queue must
+ * never run dry), and writes what comes out.
  */
-export interface AutolabelPaths {
-  closedSet: ClosedSetDetector;
+export interface EndpointPaths {
   openVocab: OpenVocabPath;
   verifier: VerifierPath;
 }
@@ -42,6 +42,7 @@ export interface FrameLabels {
   verifier: { status: 'ran' | 'refused' | 'failed' | 'not_needed'; asked: number; reason?: string; model?: string };
   /** Detections dropped because the ontology has no class for them, by name. */
   dropped: Record<string, number>;
+  /** The closed-set model's own run time on its thread. */
   inferenceMs: number;
   criticFrame: CriticFrame;
 }
@@ -49,19 +50,19 @@ export interface FrameLabels {
 export interface FrameInput {
   /** The frame; its full-resolution pixels are decoded only if a configured endpoint asks for them. */
   image: FrameImage;
-  /** The frame already letterboxed for the closed-set detector (prepared ahead of inference). */
-  closedSetInput: ClosedSetInput;
+  /** The closed-set detector's answer for the frame, asked for as soon as its input was ready. */
+  closedSet: Promise<ClosedSetResult>;
   timestampMs: number;
   egoSpeedMps: number | null;
 }
 
 export async function labelFrame(
-  paths: AutolabelPaths,
+  paths: EndpointPaths,
   ontology: OntologyLookup,
   frame: FrameInput,
   opts: { policy: AgentPolicy; fusionIou: number; verifierMaxObjects: number; critic: Omit<CriticContext, 'previous'> & { previous: CriticFrame | null } },
 ): Promise<FrameLabels> {
-  const [closed, openRun] = await Promise.all([paths.closedSet.infer(frame.closedSetInput), paths.openVocab.detect(frame.image)]);
+  const [closed, openRun] = await Promise.all([frame.closedSet, paths.openVocab.detect(frame.image)]);
   const dropped: Record<string, number> = { ...closed.dropped };
   // A class name the ontology no longer has (retired, no alias) cannot become an object.
   const known = (run: PathRun): PathRun => {

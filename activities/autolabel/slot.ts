@@ -1,11 +1,11 @@
-import type { Prisma } from '../../generated/prisma/client';
 import type { Db } from '../db';
 
 /**
  * The GPU slot's holder, as the slot-holding activity writes it: one row per device, taken when
- * the activity starts, touched on every heartbeat, removed when it ends. A worker that died leaves
- * its row until Temporal's heartbeat timeout hands the session to another attempt, which takes
- * the row over; readers see such a row as stale once its heartbeat is older than the timeout.
+ * the activity starts, touched with every committed batch (commitFrames), removed when it ends.
+ * A worker that died leaves its row until Temporal's heartbeat timeout hands the session to
+ * another attempt, which takes the row over; readers see such a row as stale once its heartbeat
+ * is older than the timeout.
  */
 export interface SlotHolder {
   device: number;
@@ -22,11 +22,6 @@ export async function takeSlot(db: Db, h: SlotHolder): Promise<void> {
     db.gpuSlot.deleteMany({ where: { holderId: h.holderId, device: { not: h.device } } }),
     db.gpuSlot.upsert({ where: { device: h.device }, create: { ...h, acquiredAt: now, heartbeatAt: now }, update: { ...h, acquiredAt: now, heartbeatAt: now } }),
   ]);
-}
-
-/** Inside the caller's transaction when given one, so the heartbeat commits with the progress. */
-export async function touchSlot(db: Db | Prisma.TransactionClient, device: number, holderId: string): Promise<void> {
-  await db.gpuSlot.updateMany({ where: { device, holderId }, data: { heartbeatAt: new Date() } });
 }
 
 export async function releaseSlot(db: Db, device: number, holderId: string): Promise<void> {

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { isControlSample } from '../../core/control';
 import { MACHINE_SOURCE_SPELLINGS } from '../../core/objects/sources';
-import type { AutolabelJob, Prisma } from '../../generated/prisma/client';
+import type { AutolabelJob } from '../../generated/prisma/client';
 import { withNewMasks, type MaskStore } from '../annotations/masks';
-import { recordAudit } from '../audit';
 import type { Db } from '../db';
 import type { FrameLabels } from './pipeline';
-import { touchSlot } from './slot';
 
 /** The idem key of an auto-label object: one per (job, frame, fused detection). */
 export const objectIdemKey = (jobId: string, frameId: string, n: number): string =>
@@ -66,15 +64,28 @@ export interface LabelledFrame {
   labels: FrameLabels;
 }
 
+/** What a committed batch leaves: the job's progress as the transaction wrote it, and counts. */
+export interface CommittedBatch {
+  framesDone: number;
+  lastFrameIndex: number;
+  created: number;
+  deleted: number;
+  controls: number;
+}
+
 /**
  * Commits a batch of consecutive labelled frames in one transaction: each frame's machine-source
  * objects replaced by its new labels, with their provenance, the control samples drawn among the
  * auto-accepts, one audit entry per frame, the slot's heartbeat and the job's progress, which
  * ends at the batch's last frame — so a frame is either all old or all new, and a retry resumes
- * exactly after the last committed batch. Set-based: one statement per table for the whole batch.
- * Human and imported objects are never touched. Masks are written first and removed again if the
- * transaction fails; the replaced objects' masks go after the commit. Run twice over the same
- * frames (a retry after a crash), it leaves exactly one set.
+ * exactly after the last committed batch. Human and imported objects are never touched. Masks are
+ * written first and removed again if the transaction fails; the replaced objects' masks go after
+ * the commit. Run twice over the same frames (a retry after a crash), it leaves exactly one set.
+ *
+ * This is the GPU slot's hot path, so it is two set-based SQL statements fed one JSON document
+ * each (jsonb_to_recordset), not Prisma's createMany: Prisma compiled every batch's statements
+ * afresh, about 10 ms of CPU per statement against 1 ms here, on the cores the model needs
+ * (docs/autolabel.md, Benchmark). The audit rows are the ones recordAudit writes.
  */
 export async function commitFrames(
   db: Db,
@@ -82,7 +93,7 @@ export async function commitFrames(
   job: Pick<AutolabelJob, 'id' | 'sessionId'>,
   batch: readonly LabelledFrame[],
   progress: { controlSeed: number; tally: JobTally; slot: { device: number } },
-): Promise<{ job: AutolabelJob; created: number; deleted: number; controls: number }> {
+): Promise<CommittedBatch> {
   const last = batch.at(-1);
   if (!last) throw new Error('commitFrames needs at least one frame');
   const frames = batch.map(({ frame, labels }) => {
@@ -102,108 +113,117 @@ export async function commitFrames(
   const docs = rows
     .filter((r) => r.o.fused.mask)
     .map((r) => ({ object_id: r.id, version: 1, polygons: r.o.fused.mask! }));
-  const frameIds = frames.map((f) => f.frame.id);
-  const { updated, old } = await withNewMasks(masks, docs, (uris) =>
-    db.$transaction(async (tx) => {
-      const old = await tx.annoObject.findMany({
-        where: { frameId: { in: frameIds }, source: { in: [...MACHINE_SOURCE_SPELLINGS] } },
-        select: { id: true, frameId: true, maskUri: true },
-      });
-      const oldIds = old.map((o) => o.id);
-      if (oldIds.length) {
-        await tx.controlSample.deleteMany({ where: { objectId: { in: oldIds }, verdict: null } });
-        await tx.annoObject.deleteMany({ where: { id: { in: oldIds } } });
-      }
-      await tx.annoObject.createMany({
-        data: rows.map(({ o, id, idemKey, frameId }) => ({
-          id,
-          frameId,
-          bbox: [o.fused.box.x1, o.fused.box.y1, o.fused.box.x2, o.fused.box.y2],
-          classId: o.classId,
-          conf: o.fused.conf,
-          attrs: {},
-          maskUri: uris.get(id) ?? null,
-          source: 'fused',
-          state: o.state,
-          idemKey,
-          jobId: job.id,
-        })),
-      });
-      await tx.provenance.createMany({
-        data: rows.map(({ o, id, labels }) => ({
-          objectId: id,
-          paths: o.fused.paths,
-          rawConfidences: o.fused.rawConfidences as Prisma.InputJsonValue,
-          agreement: o.fused.agreement,
-          entropy: o.fused.entropy,
-          qualityFlags: o.qualityFlags,
-          reasonerTrace: {
-            paths_ran: o.fused.pathsRan,
-            paths: Object.fromEntries(
-              labels.runs.map((r) => [
-                r.path,
-                r.status === 'ran'
-                  ? { status: 'ran', model: r.model ?? null }
-                  : { status: r.status, reason: r.reason },
-              ]),
-            ),
-            class_distribution: o.fused.classDistribution,
-            route: { state: o.state, reason: o.routeReason, demoted_by_critic: o.demoted },
-            critic: { vetoes: o.critic.vetoes, ran: o.critic.ran, skipped: o.critic.skipped },
-            verifier:
-              o.fused.verifier ??
-              (o.qualityFlags.includes('unverified')
-                ? {
-                    status: labels.verifier.status,
-                    reason: labels.verifier.reason ?? 'the verifier gave no answer for it',
-                  }
-                : null),
-          } as unknown as Prisma.InputJsonValue,
-        })),
-      });
-      if (controls.length) {
-        await tx.controlSample.createMany({
-          data: controls.map(({ o, id }) => ({
-            objectId: id,
-            sessionId: job.sessionId,
-            seed: progress.controlSeed,
-            className: o.fused.className,
-            conf: o.fused.conf,
-            checks: o.critic.ran,
-            jobId: job.id,
-          })),
-          skipDuplicates: true,
-        });
-      }
-      const updated = await tx.autolabelJob.update({
-        where: { id: job.id },
-        data: {
-          framesDone: { increment: frames.length },
-          lastFrameIndex: last.frame.index,
-          objectsCreated: { increment: rows.length },
-          objectsDeleted: { increment: old.length },
-          tally: progress.tally as unknown as Prisma.InputJsonValue,
-        },
-      });
-      const replaced = (frameId: string) => old.filter((o) => o.frameId === frameId).length;
-      for (const f of frames) {
-        await recordAudit(tx, {
-          actorId: null,
-          action: 'autolabel.frame',
-          subjectType: 'frame',
-          subjectId: f.frame.id,
-          detail: {
-            job_id: job.id,
-            created: f.rows.length,
-            replaced: replaced(f.frame.id),
-            controls: f.controls.length,
-          },
-        });
-      }
-      await touchSlot(tx, progress.slot.device, job.id);
-      return { updated, old };
-    }),
-  );
+  const frameIds = JSON.stringify(frames.map((f) => f.frame.id));
+  const machineSources = JSON.stringify(MACHINE_SOURCE_SPELLINGS);
+  const { done, old } = await withNewMasks(masks, docs, async (uris) => {
+    const writes = JSON.stringify({
+      objects: rows.map(({ o, id, idemKey, frameId }) => ({
+        id,
+        frame_id: frameId,
+        bbox: [o.fused.box.x1, o.fused.box.y1, o.fused.box.x2, o.fused.box.y2],
+        class_id: o.classId,
+        conf: o.fused.conf,
+        mask_uri: uris.get(id) ?? null,
+        state: o.state,
+        idem_key: idemKey,
+      })),
+      provenance: rows.map(({ o, id, labels }) => ({
+        id: randomUUID(),
+        object_id: id,
+        paths: o.fused.paths,
+        raw_confidences: o.fused.rawConfidences,
+        agreement: o.fused.agreement,
+        entropy: o.fused.entropy,
+        quality_flags: o.qualityFlags,
+        reasoner_trace: reasonerTrace(o, labels),
+      })),
+      controls: controls.map(({ o, id }) => ({
+        id: randomUUID(),
+        object_id: id,
+        class_name: o.fused.className,
+        conf: o.fused.conf,
+        checks: o.critic.ran,
+      })),
+      audits: frames.map((f) => ({ frame_id: f.frame.id, created: f.rows.length, controls: f.controls.length })),
+      tally: progress.tally,
+    });
+    return db.$transaction(async (tx) => {
+      // The frames' machine-source objects go, with their controls still awaiting a verdict (judged
+      // ones stay as history) and, by cascade, their provenance.
+      const old = await tx.$queryRaw<Array<{ id: string; frameId: string; maskUri: string | null }>>`
+        WITH old AS (
+          SELECT id, frame_id, mask_uri FROM objects
+          WHERE frame_id IN (SELECT value::uuid FROM jsonb_array_elements_text(${frameIds}::jsonb))
+            AND source IN (SELECT value FROM jsonb_array_elements_text(${machineSources}::jsonb))
+        ),
+        pending_controls AS (DELETE FROM control_samples c USING old WHERE c.object_id = old.id AND c.verdict IS NULL),
+        replaced AS (DELETE FROM objects o USING old WHERE o.id = old.id)
+        SELECT id::text AS "id", frame_id::text AS "frameId", mask_uri AS "maskUri" FROM old`;
+      const replacedPerFrame = JSON.stringify(Object.fromEntries(frames.map((f) => [f.frame.id, old.filter((o) => o.frameId === f.frame.id).length])));
+      const [done] = await tx.$queryRaw<Array<{ framesDone: number; lastFrameIndex: number }>>`
+        WITH batch AS (SELECT ${writes}::jsonb AS j, ${replacedPerFrame}::jsonb AS replaced),
+        new_objects AS (
+          INSERT INTO objects (id, frame_id, bbox, class_id, conf, attrs, mask_uri, source, state, idem_key, job_id, updated_at)
+          SELECT x.id, x.frame_id,
+                 (SELECT array_agg(v::float8 ORDER BY i) FROM jsonb_array_elements_text(x.bbox) WITH ORDINALITY AS e(v, i)),
+                 x.class_id, x.conf, '{}'::jsonb, x.mask_uri, 'fused', x.state, x.idem_key, ${job.id}::text, now()
+          FROM batch, jsonb_to_recordset(batch.j->'objects')
+            AS x(id uuid, frame_id uuid, bbox jsonb, class_id int, conf float8, mask_uri text, state text, idem_key text)
+        ),
+        new_provenance AS (
+          INSERT INTO provenance (id, object_id, paths, raw_confidences, agreement, entropy, quality_flags, reasoner_trace)
+          SELECT x.id, x.object_id, x.paths, x.raw_confidences, x.agreement, x.entropy, x.quality_flags, x.reasoner_trace
+          FROM batch, jsonb_to_recordset(batch.j->'provenance')
+            AS x(id uuid, object_id uuid, paths jsonb, raw_confidences jsonb, agreement float8, entropy float8, quality_flags jsonb, reasoner_trace jsonb)
+        ),
+        new_controls AS (
+          INSERT INTO control_samples (id, object_id, session_id, seed, class_name, conf, checks, job_id)
+          SELECT x.id, x.object_id, ${job.sessionId}::uuid, ${progress.controlSeed}::int, x.class_name, x.conf,
+                 ARRAY(SELECT jsonb_array_elements_text(x.checks)), ${job.id}::uuid
+          FROM batch, jsonb_to_recordset(batch.j->'controls') AS x(id uuid, object_id uuid, class_name text, conf float8, checks jsonb)
+          ON CONFLICT (object_id) DO NOTHING
+        ),
+        audits AS (
+          INSERT INTO audit_log (actor_id, action, subject_type, subject_id, detail)
+          SELECT NULL, 'autolabel.frame', 'frame', x.frame_id,
+                 jsonb_build_object('job_id', ${job.id}::text, 'created', x.created, 'replaced', COALESCE((batch.replaced->>x.frame_id)::int, 0), 'controls', x.controls)
+          FROM batch, jsonb_to_recordset(batch.j->'audits') AS x(frame_id text, created int, controls int)
+        ),
+        heartbeat AS (UPDATE gpu_slot SET heartbeat_at = now() WHERE device = ${progress.slot.device}::int AND holder_id = ${job.id}::text)
+        UPDATE autolabel_jobs SET
+          frames_done = frames_done + ${frames.length}::int,
+          last_frame_index = ${last.frame.index}::int,
+          objects_created = objects_created + ${rows.length}::int,
+          objects_deleted = objects_deleted + ${old.length}::int,
+          tally = (SELECT j->'tally' FROM batch),
+          updated_at = now()
+        WHERE id = ${job.id}::uuid
+        RETURNING frames_done AS "framesDone", last_frame_index AS "lastFrameIndex"`;
+      if (!done) throw new Error(`autolabel job ${job.id} no longer exists`);
+      return { done, old };
+    });
+  });
   await masks.remove(old.map((o) => o.maskUri));
-  return { job: updated, created: rows.length, deleted: old.length, controls: controls.length };
+  return { ...done, created: rows.length, deleted: old.length, controls: controls.length };
+}
+
+/** The provenance's reasoner trace: the paths that ran, every path's status, the route, the critic, the verifier. */
+function reasonerTrace(o: FrameLabels['objects'][number], labels: FrameLabels) {
+  return {
+    paths_ran: o.fused.pathsRan,
+    paths: Object.fromEntries(
+      labels.runs.map((r) => [
+        r.path,
+        r.status === 'ran' ? { status: 'ran', model: r.model ?? null } : { status: r.status, reason: r.reason },
+      ]),
+    ),
+    class_distribution: o.fused.classDistribution,
+    route: { state: o.state, reason: o.routeReason, demoted_by_critic: o.demoted },
+    critic: { vetoes: o.critic.vetoes, ran: o.critic.ran, skipped: o.critic.skipped },
+    verifier:
+      o.fused.verifier ??
+      (o.qualityFlags.includes('unverified')
+        ? { status: labels.verifier.status, reason: labels.verifier.reason ?? 'the verifier gave no answer for it' }
+        : null),
+  };
 }

@@ -1,7 +1,7 @@
 import type { AppConfig } from '../../core/config';
 import { rankBoxClasses, type ClassCandidate } from '../../core/detect/classify-box';
 import type { Box } from '../../core/pii/boxes';
-import { loadClosedSetDetector, type ClosedSetDetector } from './closed-set';
+import { residentClosedSetDetector } from './closed-set';
 import { cropFrame, decodeFrame } from './frame-image';
 
 /** Context around the box given to the detector: objects are recognised by their surroundings too. */
@@ -17,19 +17,14 @@ export interface BoxClassifier {
 
 /**
  * Suggests classes for a box a person drew, by running the closed-set detector on the box's
- * region. The model loads on first use and stays for the process; a model that is missing or does
- * not fit refuses by name (UnavailableError) and the next call tries again.
+ * region, kept loaded between requests (residentClosedSetDetector: a missing or unfit model refuses
+ * by name, UnavailableError, and the next call tries again).
  */
 export function createBoxClassifier(config: Pick<AppConfig, 'models' | 'autolabel'>): BoxClassifier {
-  let detector: Promise<ClosedSetDetector> | undefined;
-  const load = (): Promise<ClosedSetDetector> =>
-    (detector ??= loadClosedSetDetector(config).catch((err: unknown) => {
-      detector = undefined;
-      throw err;
-    }));
+  const detector = residentClosedSetDetector(config);
   return {
     async classify(image, box) {
-      const model = await load();
+      const model = await detector.acquire();
       const { crop, left, top } = await cropFrame(await decodeFrame(image), box, CROP_PAD);
       const { run } = await model.detect(crop);
       const inCrop = { x1: box.x1 - left, y1: box.y1 - top, x2: box.x2 - left, y2: box.y2 - top };
@@ -37,8 +32,6 @@ export function createBoxClassifier(config: Pick<AppConfig, 'models' | 'autolabe
       const detections = run.status === 'ran' ? run.detections : [];
       return { model: model.model, candidates: rankBoxClasses(inCrop, detections, MIN_IOU) };
     },
-    async close() {
-      if (detector) await (await detector.catch(() => undefined))?.release();
-    },
+    close: () => detector.close(),
   };
 }

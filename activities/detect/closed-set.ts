@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type * as ort from 'onnxruntime-node';
@@ -31,6 +32,8 @@ export interface ClosedSetDetector {
   infer(input: ClosedSetInput): Promise<ClosedSetResult>;
   /** prepare, then infer. */
   detect(frame: FrameImage): Promise<ClosedSetResult>;
+  /** False once the inference thread has exited (crashed or released): such a detector cannot run again. */
+  alive(): boolean;
   release(): Promise<void>;
 }
 
@@ -43,6 +46,7 @@ export interface ClosedSetInput {
 export interface ClosedSetResult {
   run: PathRun;
   dropped: Record<string, number>;
+  /** The model's own run, timed on the inference thread: not the wait in its queue, not the decode of its output. */
   inferenceMs: number;
 }
 
@@ -52,21 +56,26 @@ type DetectConfig = Pick<AppConfig, 'models' | 'autolabel'>;
  * onnxruntime-node runs a model synchronously on the calling thread: on the main thread every
  * inference would stall the frame reads, decodes and commits that are meant to overlap it. So the
  * session lives on a thread of its own. Plain JavaScript, so that it starts the same under node,
- * tsx and jest; tensors travel as transferred buffers, not copies.
+ * tsx and jest; tensors travel as transferred buffers, not copies. Requests queue and run one at a
+ * time, so a caller can hand over the next frame while the model still works on this one and the
+ * model never waits for the main thread; each answer carries the run's own time.
  */
 const INFERENCE_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const ort = require(workerData.ort);
 let session;
-parentPort.on('message', async (m) => {
+let queue = Promise.resolve();
+const handle = async (m) => {
   try {
     if (m.op === 'open') {
       session = await ort.InferenceSession.create(m.bytes, m.options);
       parentPort.postMessage({ id: m.id });
     } else if (m.op === 'run') {
+      const started = performance.now();
       const out = await session.run({ [m.input]: new ort.Tensor('float32', m.data, m.dims) });
+      const ms = performance.now() - started;
       const data = out[m.output].data;
-      parentPort.postMessage({ id: m.id, data }, [data.buffer]);
+      parentPort.postMessage({ id: m.id, data, ms }, [data.buffer]);
     } else if (m.op === 'release') {
       await session?.release();
       session = undefined;
@@ -75,12 +84,15 @@ parentPort.on('message', async (m) => {
   } catch (err) {
     parentPort.postMessage({ id: m.id, error: String((err && err.message) || err) });
   }
-});`;
+};
+parentPort.on('message', (m) => { queue = queue.then(() => handle(m)); });`;
 
 interface ThreadAnswer {
   id: number;
   error?: string;
   data?: Float32Array;
+  /** A run's duration on the thread (ms). */
+  ms?: number;
 }
 
 /**
@@ -94,6 +106,7 @@ function startInferenceThread() {
   });
   const waiting = new Map<number, { resolve: (a: ThreadAnswer) => void; reject: (e: Error) => void }>();
   let lastId = 0;
+  let exited = false;
   // The thread keeps the process alive only while an answer is awaited: a detector its owner never
   // releases (the API's lazily loaded classifier) must not stop the process from exiting.
   thread.unref();
@@ -113,9 +126,13 @@ function startInferenceThread() {
     else w?.resolve(a);
   });
   thread.on('error', failAll);
-  thread.on('exit', (code) => failAll(new Error(`closed-set inference thread exited (${code})`)));
+  thread.on('exit', (code) => {
+    exited = true;
+    failAll(new Error(`closed-set inference thread exited (${code})`));
+  });
   const ask = (message: Record<string, unknown>, transfer: ArrayBuffer[] = []) =>
     new Promise<ThreadAnswer>((resolve, reject) => {
+      if (exited) return reject(new Error('closed-set inference thread has exited; load the model again'));
       const id = ++lastId;
       waiting.set(id, { resolve, reject });
       thread.ref();
@@ -125,9 +142,11 @@ function startInferenceThread() {
     async open(bytes: Buffer, options: ort.InferenceSession.SessionOptions): Promise<void> {
       await ask({ op: 'open', bytes, options });
     },
-    async run(input: string, output: string, data: Float32Array, dims: number[]): Promise<Float32Array> {
-      return (await ask({ op: 'run', input, output, data, dims }, [data.buffer as ArrayBuffer])).data!;
+    async run(input: string, output: string, data: Float32Array, dims: number[]): Promise<{ head: Float32Array; ms: number }> {
+      const answer = await ask({ op: 'run', input, output, data, dims }, [data.buffer as ArrayBuffer]);
+      return { head: answer.data!, ms: answer.ms! };
     },
+    alive: (): boolean => !exited,
     async release(): Promise<void> {
       await ask({ op: 'release' }).finally(() => thread.terminate());
     },
@@ -137,6 +156,17 @@ function startInferenceThread() {
 
 const dims = (meta: ort.InferenceSession.ValueMetadata): Array<number | string> =>
   meta.isTensor ? meta.shape.map((d) => (typeof d === 'number' ? d : String(d))) : [];
+
+/**
+ * Threads the model runs on: the configured count; else, on a host of two CPUs or fewer, one —
+ * the other core reads, decodes and letterboxes the next frames meanwhile, which on such a host
+ * labels sessions as fast as two model threads and leaves the model's time its own (docs/autolabel.md,
+ * Benchmark); else onnxruntime's default (undefined: one per physical core).
+ */
+export function closedSetThreads(models: Pick<AppConfig['models'], 'closedSetThreads'>): number | undefined {
+  if (models.closedSetThreads > 0) return models.closedSetThreads;
+  return os.availableParallelism() <= 2 ? 1 : undefined;
+}
 
 export async function loadClosedSetDetector(config: DetectConfig): Promise<ClosedSetDetector> {
   const thread = startInferenceThread();
@@ -171,7 +201,8 @@ async function openDetector(config: DetectConfig, thread: ReturnType<typeof star
       `model closedSetDetector (${file}) does not fit the YOLOX decoder: input ${JSON.stringify(input ? dims(input) : null)}, output ${JSON.stringify(outDims)}; expected 1×3×S×S and 1×A×85`,
     );
   }
-  const opening = thread.open(bytes, { executionProviders: [config.models.device] });
+  const threads = closedSetThreads(config.models);
+  const opening = thread.open(bytes, { executionProviders: [config.models.device], ...(threads ? { intraOpNumThreads: threads } : {}) });
   opening.catch(() => undefined); // awaited below, after hashing the file meanwhile
   const model = `${path.basename(file)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
   await opening;
@@ -182,10 +213,8 @@ async function openDetector(config: DetectConfig, thread: ReturnType<typeof star
     return { letterbox: lb, data: yoloxInput(scaled, lb) };
   };
   const infer = async ({ letterbox: lb, data }: ClosedSetInput): Promise<ClosedSetResult> => {
-    const started = performance.now();
     // The input's buffer moves to the inference thread: an input runs once.
-    const head = await thread.run(input.name, output.name, data, [1, 3, size, size]);
-    const inferenceMs = performance.now() - started;
+    const { head, ms: inferenceMs } = await thread.run(input.name, output.name, data, [1, 3, size, size]);
     const boxes = decodeYolox(head, lb, COCO_CLASSES.length, {
       minScore: config.autolabel.minScore,
       nmsIou: config.autolabel.nmsIou,
@@ -204,6 +233,38 @@ async function openDetector(config: DetectConfig, thread: ReturnType<typeof star
     prepare,
     infer,
     detect: async (frame) => infer(await prepare(frame)),
+    alive: thread.alive,
     release: () => thread.release(),
+  };
+}
+
+/**
+ * A closed-set detector that loads on first use and stays loaded for the life of the process:
+ * the gpu worker keeps its model between sessions (a session then starts without loading it), the
+ * API's box classifier between requests. A model that is missing or does not fit refuses by name
+ * and the next call tries again; a detector whose inference thread died is loaded afresh.
+ */
+export interface ResidentClosedSetDetector {
+  acquire(): Promise<ClosedSetDetector>;
+  close(): Promise<void>;
+}
+
+export function residentClosedSetDetector(config: DetectConfig): ResidentClosedSetDetector {
+  let loading: Promise<ClosedSetDetector> | undefined;
+  const load = (): Promise<ClosedSetDetector> => (loading = loadClosedSetDetector(config));
+  return {
+    async acquire() {
+      const current = loading;
+      if (!current) return load();
+      const detector = await current.catch(() => undefined);
+      if (detector?.alive()) return detector;
+      // Only the first caller to find it failed or dead loads again; the others wait on that load.
+      return loading === current ? load() : loading!;
+    },
+    async close() {
+      const detector = await loading?.catch(() => undefined);
+      loading = undefined;
+      if (detector?.alive()) await detector.release();
+    },
   };
 }
