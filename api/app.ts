@@ -27,6 +27,7 @@ import { createAssetsRoutes } from './routes/assets';
 import { createAutolabelRoutes } from './routes/autolabel';
 import { createCloudRoutes } from './routes/cloud';
 import { createFusionRoutes } from './routes/fusion';
+import { createFusionThresholdRoutes } from './routes/fusion/thresholds';
 import { createGovernControlRoutes } from './routes/govern/control';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
@@ -52,6 +53,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createAutolabelRoutes(deps),
     createCloudRoutes(deps),
     createFusionRoutes(deps),
+    createFusionThresholdRoutes(deps),
     createGovernControlRoutes(deps),
   ];
 }

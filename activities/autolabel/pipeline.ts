@@ -1,6 +1,6 @@
 import { applyCritic, criticiseFrame, type CriticContext, type CriticFrame, type CriticVerdict } from '../../core/critic';
 import { applyVerifierAnswer, fuseDetections, type FusedObject, type PathRun, type VerifierTrace } from '../../core/fusion';
-import { isUncertain, routeObject, type AgentPolicy, type ObjectRoute } from '../../core/routing';
+import { distanceToAutoAccept, isUncertain, routeObject, type AgentPolicy, type ObjectRoute } from '../../core/routing';
 import type { ClosedSetResult } from '../detect/closed-set';
 import type { FrameImage } from '../detect/frame-image';
 import type { OpenVocabPath } from '../detect/open-vocab';
@@ -81,7 +81,7 @@ export async function labelFrame(
   const uncertain = fused
     .map((o, i) => ({ o, i }))
     .filter(({ o }) => isUncertain(o, opts.policy))
-    .sort((a, b) => Math.abs(a.o.conf - opts.policy.auto_accept_conf) - Math.abs(b.o.conf - opts.policy.auto_accept_conf) || a.i - b.i)
+    .sort((a, b) => distanceToAutoAccept(a.o, opts.policy) - distanceToAutoAccept(b.o, opts.policy) || a.i - b.i)
     .slice(0, opts.verifierMaxObjects);
   const verifierSummary: FrameLabels['verifier'] = { status: 'not_needed', asked: 0 };
   const unverified = new Set<number>();

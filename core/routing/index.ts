@@ -20,6 +20,15 @@ export interface AgentPolicy {
   auto_accept_conf: number;
   require_agreement: boolean;
   review_low: number;
+  /**
+   * Per-class auto-accept thresholds from the active threshold fit (docs/autolabel.md, Threshold
+   * fits): a number replaces auto_accept_conf for that class; null means the class never
+   * auto-accepts (the fit found no threshold that reaches its target precision). Absent classes
+   * use auto_accept_conf.
+   */
+  class_thresholds?: Record<string, number | null>;
+  /** The threshold fit the class thresholds and defaults came from. */
+  threshold_fit_id?: string;
 }
 
 export interface AgentPolicyInput {
@@ -36,6 +45,8 @@ export function resolvePolicy(input: AgentPolicyInput, defaults: AgentPolicy): A
     auto_accept_conf: input.auto_accept_conf ?? defaults.auto_accept_conf,
     require_agreement: input.require_agreement ?? defaults.require_agreement,
     review_low: input.review_low ?? defaults.review_low,
+    ...(defaults.class_thresholds ? { class_thresholds: defaults.class_thresholds } : {}),
+    ...(defaults.threshold_fit_id ? { threshold_fit_id: defaults.threshold_fit_id } : {}),
   };
   if (policy.review_low > policy.auto_accept_conf) {
     throw new InputError(`review_low ${policy.review_low} is above auto_accept_conf ${policy.auto_accept_conf}`, [{ field: 'body.review_low', message: 'must not exceed auto_accept_conf' }]);
@@ -48,6 +59,14 @@ export interface Routable {
   agreement: number;
   entropy: number;
   pathsRan: readonly string[];
+  /** The fused class, for a per-class threshold. */
+  className?: string;
+}
+
+/** The auto-accept threshold for an object's class: its fitted one, else the policy's; null when the class never auto-accepts. */
+export function autoAcceptThreshold(p: AgentPolicy, className: string | undefined): number | null {
+  const fitted = className === undefined ? undefined : p.class_thresholds?.[className];
+  return fitted === undefined ? p.auto_accept_conf : fitted;
 }
 
 export interface RoutingDecision {
@@ -59,12 +78,16 @@ export interface RoutingDecision {
 const agreementHolds = (o: Routable, p: AgentPolicy): boolean => !p.require_agreement || (o.pathsRan.length >= 2 && o.agreement >= 1);
 
 export function routeObject(o: Routable, p: AgentPolicy): RoutingDecision {
-  if (o.conf >= p.auto_accept_conf) {
-    if (!agreementHolds(o, p)) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} ≥ ${p.auto_accept_conf} but agreement is required and ${o.pathsRan.length < 2 ? 'only one path ran' : `agreement is ${o.agreement.toFixed(2)}`}` };
-    if (o.entropy > MAX_AUTO_ACCEPT_ENTROPY_BITS) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} ≥ ${p.auto_accept_conf} but the paths disagree on the class (entropy ${o.entropy.toFixed(2)} bits)` };
-    return { route: 'auto_accept', reason: `conf ${o.conf.toFixed(3)} ≥ ${p.auto_accept_conf}` };
+  const threshold = autoAcceptThreshold(p, o.className);
+  const bar = threshold === p.auto_accept_conf ? `${threshold}` : `${threshold} (${o.className}, threshold fit)`;
+  if (threshold === null) {
+    if (o.conf >= p.review_low) return { route: 'review', reason: `class ${o.className} never auto-accepts under the active threshold fit; conf ${o.conf.toFixed(3)} ≥ ${p.review_low}` };
+  } else if (o.conf >= threshold) {
+    if (!agreementHolds(o, p)) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} ≥ ${bar} but agreement is required and ${o.pathsRan.length < 2 ? 'only one path ran' : `agreement is ${o.agreement.toFixed(2)}`}` };
+    if (o.entropy > MAX_AUTO_ACCEPT_ENTROPY_BITS) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} ≥ ${bar} but the paths disagree on the class (entropy ${o.entropy.toFixed(2)} bits)` };
+    return { route: 'auto_accept', reason: `conf ${o.conf.toFixed(3)} ≥ ${bar}` };
   }
-  if (o.conf >= p.review_low) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} in [${p.review_low}, ${p.auto_accept_conf})` };
+  if (o.conf >= p.review_low) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} in [${p.review_low}, ${bar})` };
   return { route: 'annotate', reason: `conf ${o.conf.toFixed(3)} < ${p.review_low}` };
 }
 
@@ -72,4 +95,10 @@ export function routeObject(o: Routable, p: AgentPolicy): RoutingDecision {
 export function isUncertain(o: Routable, p: AgentPolicy): boolean {
   if (o.conf < p.review_low) return false;
   return routeObject(o, p).route !== 'auto_accept';
+}
+
+/** How close an object is to its class's auto-accept threshold: the verifier and reviewers take the closest calls first. */
+export function distanceToAutoAccept(o: Routable, p: AgentPolicy): number {
+  const threshold = autoAcceptThreshold(p, o.className);
+  return threshold === null ? 1 : Math.abs(o.conf - threshold);
 }

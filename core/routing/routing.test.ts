@@ -35,3 +35,21 @@ describe('routing', () => {
     expect(isUncertain(obj(0.1), defaults)).toBe(false);
   });
 });
+
+describe('per-class thresholds', () => {
+  const p: AgentPolicy = { ...defaults, class_thresholds: { car: 0.6, bus: null } };
+
+  it('uses a class threshold, never auto-accepts a class fitted as unreachable, and leaves other classes at auto_accept_conf', () => {
+    expect(routeObject({ ...obj(0.65), className: 'car' }, p)).toMatchObject({ route: 'auto_accept', reason: expect.stringMatching(/car, threshold fit/) });
+    expect(routeObject({ ...obj(0.99), className: 'bus' }, p)).toMatchObject({ route: 'review', reason: expect.stringMatching(/never auto-accepts/) });
+    expect(routeObject({ ...obj(0.2), className: 'bus' }, p).route).toBe('annotate');
+    expect(routeObject({ ...obj(0.65), className: 'truck' }, p).route).toBe('review');
+    expect(routeObject({ ...obj(0.85), className: 'truck' }, p).route).toBe('auto_accept');
+    expect(isUncertain({ ...obj(0.99), className: 'bus' }, p)).toBe(true);
+  });
+
+  it('carries the fit through resolvePolicy while the caller overrides the scalar fields', () => {
+    const resolved = resolvePolicy({ auto_accept_conf: 0.9 }, { ...p, threshold_fit_id: 'fit-1' });
+    expect(resolved).toEqual({ auto_accept_conf: 0.9, require_agreement: false, review_low: 0.35, class_thresholds: { car: 0.6, bus: null }, threshold_fit_id: 'fit-1' });
+  });
+});

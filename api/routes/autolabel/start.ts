@@ -3,6 +3,8 @@ import { RefusedError, NotFoundError } from '../../../core/errors';
 import { resolvePolicy } from '../../../core/routing';
 import { readGate } from '../../../activities/inspector/gate-store';
 import { recordAudit } from '../../../activities/audit';
+import { routingDefaults } from '../../../activities/autolabel/threshold-fits';
+import type { Prisma } from '../../../generated/prisma/client';
 import type { AutolabelWorkflowInput } from '../../../workflows/autolabel';
 import type { AppDeps } from '../../deps';
 import { startWorkflow } from '../session-health/start-workflow';
@@ -43,10 +45,11 @@ export async function startAutolabel(
   const refused = await refusal(deps, opts.sessionId);
   if (refused) throw refused.status === 404 ? new NotFoundError(refused.reason) : new RefusedError(refused.reason);
   const a = deps.config.autolabel;
-  const policy = resolvePolicy({}, { auto_accept_conf: a.autoAcceptConf, require_agreement: a.requireAgreement, review_low: a.reviewLow });
+  // The configured policy, or the active threshold fit's; the job keeps what it started with.
+  const policy = resolvePolicy({}, await routingDefaults(deps.db, deps.config));
   const workflowId = autolabelWorkflowId(opts.sessionId);
   const job = await deps.db.autolabelJob.create({
-    data: { sessionId: opts.sessionId, workflowId, mode: opts.mode, computeTarget: opts.computeTarget, limit: opts.limit, onlyUnlabelled: opts.onlyUnlabelled, policy: { ...policy }, createdBy: opts.actorId },
+    data: { sessionId: opts.sessionId, workflowId, mode: opts.mode, computeTarget: opts.computeTarget, limit: opts.limit, onlyUnlabelled: opts.onlyUnlabelled, policy: { ...policy } as Prisma.InputJsonValue, createdBy: opts.actorId },
   });
   const location = `/api/autolabel/${job.id}`;
   const input: AutolabelWorkflowInput = { jobId: job.id, sessionId: opts.sessionId, gpuTaskQueue: deps.config.temporal.gpuTaskQueue, heartbeatTimeoutSeconds: a.heartbeatTimeoutSeconds };

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { FUSION_PATHS, fuseDetections, type DetectorPath, type FusionPath, type PathRun } from '../../../core/fusion';
 import { iou } from '../../../core/pii/boxes';
-import { isUncertain, resolvePolicy, routeObject } from '../../../core/routing';
+import { distanceToAutoAccept, isUncertain, resolvePolicy, routeObject } from '../../../core/routing';
 import { NotFoundError } from '../../../core/errors';
 import { MACHINE_SOURCE_SPELLINGS } from '../../../core/objects/sources';
 import { recordAudit } from '../../../activities/audit';
+import { routingDefaults } from '../../../activities/autolabel/threshold-fits';
 import type { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
 import { uuidParam } from '../../http/params';
@@ -37,10 +38,9 @@ export const UncertaintyIn = z.strictObject({
 const toBox = (b: number[]) => ({ x1: Math.min(b[0]!, b[2]!), y1: Math.min(b[1]!, b[3]!), x2: Math.max(b[0]!, b[2]!), y2: Math.max(b[1]!, b[3]!) });
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-/** The `fusion` group: consensus of an object's paths, and the uncertain subset under a policy. */
+/** The `fusion` group: consensus of an object's paths, and the uncertain subset under a policy (thresholds: thresholds.ts). */
 export function createFusionRoutes(deps: AppDeps): RouteGroup {
   const { db, config } = deps;
-  const defaults = () => ({ auto_accept_conf: config.autolabel.autoAcceptConf, require_agreement: config.autolabel.requireAgreement, review_low: config.autolabel.reviewLow });
   return new RouteGroup('fusion')
     .post(
       '/api/fusion/object/{object_id}/consensus',
@@ -103,7 +103,7 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
       },
       async ({ body }) => {
         if (!(await db.session.findUnique({ where: { id: body.session_id }, select: { id: true } }))) throw new NotFoundError(`no session ${body.session_id}`);
-        const policy = resolvePolicy(body.policy, defaults());
+        const policy = resolvePolicy(body.policy, await routingDefaults(db, config));
         const objects = await db.annoObject.findMany({
           where: { frame: { sessionId: body.session_id }, source: { in: [...MACHINE_SOURCE_SPELLINGS] } },
           select: { id: true, frameId: true, conf: true, state: true, class: { select: { name: true } }, provenance: { orderBy: { createdAt: 'desc' }, take: 1 } },
@@ -112,11 +112,11 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
           const p = o.provenance[0];
           const trace = (p?.reasonerTrace ?? {}) as { paths_ran?: unknown };
           const pathsRan = Array.isArray(trace.paths_ran) ? (trace.paths_ran as string[]) : [];
-          const r = { conf: o.conf ?? 0, agreement: num(p?.agreement) ?? 0, entropy: num(p?.entropy) ?? 0, pathsRan };
+          const r = { conf: o.conf ?? 0, agreement: num(p?.agreement) ?? 0, entropy: num(p?.entropy) ?? 0, pathsRan, className: o.class.name };
           if (!isUncertain(r, policy)) return [];
           return [{ object_id: o.id, frame_id: o.frameId, class_name: o.class.name, state: o.state, conf: r.conf, agreement: r.agreement, entropy: r.entropy, paths_ran: pathsRan, would_route: routeObject(r, policy) }];
         });
-        rated.sort((a, b) => Math.abs(a.conf - policy.auto_accept_conf) - Math.abs(b.conf - policy.auto_accept_conf) || a.object_id.localeCompare(b.object_id));
+        rated.sort((a, b) => distanceToAutoAccept({ ...a, pathsRan: a.paths_ran, className: a.class_name }, policy) - distanceToAutoAccept({ ...b, pathsRan: b.paths_ran, className: b.class_name }, policy) || a.object_id.localeCompare(b.object_id));
         return { session_id: body.session_id, policy, considered: objects.length, uncertain: rated.length, objects: rated.slice(0, body.limit) };
       },
     );
