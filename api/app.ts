@@ -27,6 +27,7 @@ import { createAssetsRoutes } from './routes/assets';
 import { createAutolabelRoutes } from './routes/autolabel';
 import { createCloudRoutes } from './routes/cloud';
 import { createFusionRoutes } from './routes/fusion';
+import { createFusionBoardRoutes } from './routes/fusion/board';
 import { createFusionThresholdRoutes } from './routes/fusion/thresholds';
 import { createGovernControlRoutes } from './routes/govern/control';
 
@@ -54,6 +55,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createCloudRoutes(deps),
     createFusionRoutes(deps),
     createFusionThresholdRoutes(deps),
+    createFusionBoardRoutes(deps),
     createGovernControlRoutes(deps),
   ];
 }
