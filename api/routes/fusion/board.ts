@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { disagreementOf, disagreementScore, type DisagreementKind } from '../../../core/fusion/disagreement';
 import { rarity } from '../../../core/review/ranking';
-import { NotFoundError } from '../../../core/errors';
 import { MACHINE_SOURCE_SPELLINGS } from '../../../core/objects/sources';
 import type { JobTally } from '../../../activities/autolabel/store';
 import { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
 import { RouteGroup } from '../../http/route-group';
+import { requireSession } from '.';
 
 const DISAGREEMENT_KINDS = ['class_disagreement', 'path_missing', 'verifier_rejected', 'verifier_relabelled'] as const satisfies readonly DisagreementKind[];
 
@@ -32,7 +32,7 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is
 export function createFusionBoardRoutes(deps: AppDeps): RouteGroup {
   const { db } = deps;
   const checkSession = async (sessionId: string | null) => {
-    if (sessionId && !(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) throw new NotFoundError(`no session ${sessionId}`);
+    if (sessionId) await requireSession(db, sessionId);
   };
   return new RouteGroup('fusion')
     .get(

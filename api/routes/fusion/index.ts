@@ -35,6 +35,11 @@ export const UncertaintyIn = z.strictObject({
   limit: z.number().int().min(1).max(1000).default(100),
 });
 
+/** 404 unless the session exists: the fusion views answer for known sessions only. */
+export async function requireSession(db: AppDeps['db'], sessionId: string): Promise<void> {
+  if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) throw new NotFoundError(`no session ${sessionId}`);
+}
+
 const toBox = (b: number[]) => ({ x1: Math.min(b[0]!, b[2]!), y1: Math.min(b[1]!, b[3]!), x2: Math.max(b[0]!, b[2]!), y2: Math.max(b[1]!, b[3]!) });
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
@@ -102,7 +107,7 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
         statuses: { 404: 'no such session' },
       },
       async ({ body }) => {
-        if (!(await db.session.findUnique({ where: { id: body.session_id }, select: { id: true } }))) throw new NotFoundError(`no session ${body.session_id}`);
+        await requireSession(db, body.session_id);
         const policy = resolvePolicy(body.policy, await routingDefaults(db, config));
         const objects = await db.annoObject.findMany({
           where: { frame: { sessionId: body.session_id }, source: { in: [...MACHINE_SOURCE_SPELLINGS] } },
