@@ -148,6 +148,7 @@ export function createAutolabelActivities(deps: ActivityDeps) {
         });
         const paths = { openVocab: createOpenVocabPath(config), verifier: createVerifierPath(config) };
         const started = publish(job, 'autolabel.started');
+        started.catch(() => undefined); // awaited after the frames; marked handled so a failed publish cannot crash the worker meanwhile
         const tally: JobTally = { ...emptyTally(), ...(job.tally as Partial<JobTally>) };
         tally.ms = { ...emptyTally().ms, ...tally.ms };
         const policy = job.policy as unknown as AgentPolicy;

@@ -44,9 +44,13 @@ export async function gatherVerdicts(db: Db, sessionIds: readonly string[] | nul
   return { judged, evidence: { controls: controls.length, reviews: reviewed.length } };
 }
 
+/** The figures a stored fit keeps in its JSON columns, as fitThresholds made them. */
+const storedFigures = (fit: ThresholdFit): Pick<ThresholdFitResult, 'global' | 'classes'> =>
+  ({ global: fit.global, classes: fit.classes }) as unknown as Pick<ThresholdFitResult, 'global' | 'classes'>;
+
 /** A fit as the fusion threshold routes show it. */
 export function thresholdFitOut(fit: ThresholdFit) {
-  const result = { global: fit.global, classes: fit.classes } as unknown as Pick<ThresholdFitResult, 'global' | 'classes'>;
+  const result = storedFigures(fit);
   return {
     fit_id: fit.id,
     target_precision: fit.targetPrecision,
@@ -99,7 +103,7 @@ export async function activateThresholdFit(db: Db, id: string, actor: { actorId:
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ACTIVATION_LOCK}::int)`;
     const fit = await tx.thresholdFit.findUnique({ where: { id } });
     if (!fit) throw new NotFoundError(`no threshold fit ${id}`);
-    const defaults = fitPolicyDefaults({ global: fit.global, classes: fit.classes } as unknown as ThresholdFitResult);
+    const defaults = fitPolicyDefaults(storedFigures(fit));
     if (defaults.auto_accept_conf === null && Object.keys(defaults.class_thresholds).length === 0) {
       throw new ConflictError(`threshold fit ${id} fitted nothing (too few verdicts); activating it would change no threshold`);
     }
@@ -121,7 +125,7 @@ export async function routingDefaults(db: Db, config: Pick<AppConfig, 'autolabel
   const base: AgentPolicy = { auto_accept_conf: a.autoAcceptConf, require_agreement: a.requireAgreement, review_low: a.reviewLow };
   const fit = await db.thresholdFit.findFirst({ where: { active: true } });
   if (!fit) return base;
-  const fitted = fitPolicyDefaults({ global: fit.global, classes: fit.classes } as unknown as ThresholdFitResult);
+  const fitted = fitPolicyDefaults(storedFigures(fit));
   const autoAccept = fitted.auto_accept_conf ?? base.auto_accept_conf;
   return { ...base, auto_accept_conf: autoAccept, review_low: Math.min(base.review_low, autoAccept), class_thresholds: fitted.class_thresholds, threshold_fit_id: fit.id };
 }

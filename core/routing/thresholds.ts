@@ -86,7 +86,7 @@ export function fitThresholds(judged: readonly JudgedObject[], targetPrecision: 
  * default auto_accept_conf; a fitted class gets its own threshold, an unreachable class never
  * auto-accepts (null), a class with too few verdicts follows the global threshold.
  */
-export function fitPolicyDefaults(fit: ThresholdFitResult): { auto_accept_conf: number | null; class_thresholds: Record<string, number | null> } {
+export function fitPolicyDefaults(fit: Pick<ThresholdFitResult, 'global' | 'classes'>): { auto_accept_conf: number | null; class_thresholds: Record<string, number | null> } {
   const class_thresholds: Record<string, number | null> = {};
   for (const [name, f] of Object.entries(fit.classes)) {
     if (f.status === 'fitted') class_thresholds[name] = f.threshold;

@@ -119,10 +119,11 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
           const pathsRan = Array.isArray(trace.paths_ran) ? (trace.paths_ran as string[]) : [];
           const r = { conf: o.conf ?? 0, agreement: num(p?.agreement) ?? 0, entropy: num(p?.entropy) ?? 0, pathsRan, className: o.class.name };
           if (!isUncertain(r, policy)) return [];
-          return [{ object_id: o.id, frame_id: o.frameId, class_name: o.class.name, state: o.state, conf: r.conf, agreement: r.agreement, entropy: r.entropy, paths_ran: pathsRan, would_route: routeObject(r, policy) }];
+          const item = { object_id: o.id, frame_id: o.frameId, class_name: o.class.name, state: o.state, conf: r.conf, agreement: r.agreement, entropy: r.entropy, paths_ran: pathsRan, would_route: routeObject(r, policy) };
+          return [{ item, distance: distanceToAutoAccept(r, policy) }];
         });
-        rated.sort((a, b) => distanceToAutoAccept({ ...a, pathsRan: a.paths_ran, className: a.class_name }, policy) - distanceToAutoAccept({ ...b, pathsRan: b.paths_ran, className: b.class_name }, policy) || a.object_id.localeCompare(b.object_id));
-        return { session_id: body.session_id, policy, considered: objects.length, uncertain: rated.length, objects: rated.slice(0, body.limit) };
+        rated.sort((a, b) => a.distance - b.distance || a.item.object_id.localeCompare(b.item.object_id));
+        return { session_id: body.session_id, policy, considered: objects.length, uncertain: rated.length, objects: rated.slice(0, body.limit).map((r) => r.item) };
       },
     );
 }
