@@ -7,7 +7,17 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', 'generated/**', 'coverage/**', '**/*.js', '**/*.mjs', 'web/dist/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'generated/**',
+      'coverage/**',
+      '**/*.js',
+      '**/*.mjs',
+      'web/dist/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -34,8 +44,17 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'workflow code is deterministic and has no Node built-ins' })),
-          patterns: [{ group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'workflows import activities by type only (proxyActivities<typeof activities>)' }],
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'workflow code is deterministic and has no Node built-ins',
+          })),
+          patterns: [
+            {
+              group: ['**/activities', '**/activities/**'],
+              allowTypeImports: true,
+              message: 'workflows import activities by type only (proxyActivities<typeof activities>)',
+            },
+          ],
         },
       ],
     },

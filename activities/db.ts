@@ -5,5 +5,7 @@ import { PrismaClient } from '../generated/prisma/client';
 export type Db = PrismaClient;
 
 export function createDb(databaseUrl: string, opts: { maxConnections?: number } = {}): Db {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: opts.maxConnections ?? 10 }) });
+  return new PrismaClient({
+    adapter: new PrismaPg({ connectionString: databaseUrl, max: opts.maxConnections ?? 10 }),
+  });
 }

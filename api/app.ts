@@ -83,7 +83,13 @@ export function createApp(deps: AppDeps): PlatformApp {
         return id;
       },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      serializers: { req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.split('?')[0] }) },
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url.split('?')[0],
+        }),
+      },
     }),
   );
 
@@ -97,7 +103,11 @@ export function createApp(deps: AppDeps): PlatformApp {
     const end = duration.startTimer();
     res.on('finish', () => {
       const route = (req.route as { path?: string } | undefined)?.path;
-      end({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(res.statusCode) });
+      end({
+        method: req.method,
+        route: route ? `${req.baseUrl}${route}` : 'unmatched',
+        status: String(res.statusCode),
+      });
     });
     next();
   });
@@ -123,7 +133,11 @@ export function createApp(deps: AppDeps): PlatformApp {
   app.use('/api', async (req, res, next) => {
     try {
       await guards.authenticate(req, { allowQueryToken: false });
-      sendProblem(res, { status: 404, type: 'urn:drivelab:problem:no-route', detail: `no route ${req.method} ${req.originalUrl.split('?')[0]}` });
+      sendProblem(res, {
+        status: 404,
+        type: 'urn:drivelab:problem:no-route',
+        detail: `no route ${req.method} ${req.originalUrl.split('?')[0]}`,
+      });
     } catch (err) {
       next(err);
     }

@@ -33,7 +33,11 @@ export async function createAppDeps(config: AppConfig, logger: Logger): Promise<
     storage: createObjectStore(config.storage),
     temporal: createTemporalHandle(config.temporal),
     events: await createEventHub(config.database.url, logger),
-    tokens: createTokenIssuer({ secret: config.auth.tokenSecret, issuer: config.auth.issuer, ttlHours: config.auth.tokenTtlHours }),
+    tokens: createTokenIssuer({
+      secret: config.auth.tokenSecret,
+      issuer: config.auth.issuer,
+      ttlHours: config.auth.tokenTtlHours,
+    }),
     limiter: createRateLimiter(db, {
       api: { max: config.rateLimit.apiMax, windowSeconds: config.rateLimit.apiWindowSeconds },
       login: { max: config.rateLimit.loginMax, windowSeconds: config.rateLimit.loginWindowSeconds },

@@ -12,7 +12,10 @@ export interface RunningApi {
 }
 
 /** Starts the API on config.http; used by the binary below and by tests that need a real process. */
-export async function startApi(config: AppConfig, logger = pino({ level: config.log.level })): Promise<RunningApi> {
+export async function startApi(
+  config: AppConfig,
+  logger = pino({ level: config.log.level }),
+): Promise<RunningApi> {
   const deps = await createAppDeps(config, logger);
   try {
     await deps.storage.ensureBuckets();

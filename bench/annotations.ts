@@ -52,12 +52,18 @@ export async function run(): Promise<void> {
     const ids: string[] = [];
     for (let i = 0; i < N; i++) {
       await timed(createApi, async () => {
-        const res = await api.call('POST', `/api/frames/${frame.id}/objects`, { token, body: { class_name: 'car', bbox: box(i), attrs: { i } } });
+        const res = await api.call('POST', `/api/frames/${frame.id}/objects`, {
+          token,
+          body: { class_name: 'car', bbox: box(i), attrs: { i } },
+        });
         if (res.status !== 201) throw new Error(`create answered ${res.status}: ${JSON.stringify(res.body)}`);
         ids.push(res.body.id);
       });
       await timed(createRaw, () =>
-        sql.query(`INSERT INTO objects (id, frame_id, bbox, class_id, attrs, source, state, updated_at) VALUES (gen_random_uuid(), $1, $2, $3, $4, 'human', 'accepted', now())`, [rawFrame.id, box(i), car, { i }]),
+        sql.query(
+          `INSERT INTO objects (id, frame_id, bbox, class_id, attrs, source, state, updated_at) VALUES (gen_random_uuid(), $1, $2, $3, $4, 'human', 'accepted', now())`,
+          [rawFrame.id, box(i), car, { i }],
+        ),
       );
     }
     report('create (1 per call)', createApi, createRaw, 1);
@@ -70,23 +76,41 @@ export async function run(): Promise<void> {
         const res = await api.call('GET', `/api/frames/${frame.id}/objects`, { token });
         if (res.body.count !== N) throw new Error(`listed ${res.body.count}`);
       });
-      await timed(listRaw, () => sql.query(`SELECT o.*, c.name FROM objects o JOIN ontology_classes c ON c.id = o.class_id WHERE frame_id = $1 ORDER BY o.created_at, o.id`, [rawFrame.id]));
+      await timed(listRaw, () =>
+        sql.query(
+          `SELECT o.*, c.name FROM objects o JOIN ontology_classes c ON c.id = o.class_id WHERE frame_id = $1 ORDER BY o.created_at, o.id`,
+          [rawFrame.id],
+        ),
+      );
     }
     report(`list (${N} objects)`, listApi, listRaw, N);
 
     // bulk review: 1,000 objects in one request vs one UPDATE of the same rows
     const bulkApi: number[] = [];
     const bulkRaw: number[] = [];
-    const rawIds = (await sql.query<{ id: string }>(`SELECT id FROM objects WHERE frame_id = $1`, [rawFrame.id])).rows.map((r) => r.id);
+    const rawIds = (
+      await sql.query<{ id: string }>(`SELECT id FROM objects WHERE frame_id = $1`, [rawFrame.id])
+    ).rows.map((r) => r.id);
     for (let r = 0; r < BULK_RUNS; r++) {
       await timed(bulkApi, async () => {
-        const res = await api.call('POST', '/api/objects/bulk-review', { token, body: { object_ids: ids, action: r % 2 ? 'reject' : 'confirm' } });
-        if (res.status !== 200) throw new Error(`bulk-review answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+        const res = await api.call('POST', '/api/objects/bulk-review', {
+          token,
+          body: { object_ids: ids, action: r % 2 ? 'reject' : 'confirm' },
+        });
+        if (res.status !== 200)
+          throw new Error(`bulk-review answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
       });
-      await timed(bulkRaw, () => sql.query(`UPDATE objects SET state = $2, source = 'human', version = version + 1 WHERE id = ANY($1::uuid[])`, [rawIds, r % 2 ? 'rejected' : 'accepted']));
+      await timed(bulkRaw, () =>
+        sql.query(
+          `UPDATE objects SET state = $2, source = 'human', version = version + 1 WHERE id = ANY($1::uuid[])`,
+          [rawIds, r % 2 ? 'rejected' : 'accepted'],
+        ),
+      );
     }
     report(`bulk-review (${N} ids)`, bulkApi, bulkRaw, N);
-    console.log(`targets: list p95 ${fmt(pct(listApi, 95))} (goal < 50 ms), bulk review p95 ${fmt(pct(bulkApi, 95))} (goal < 1000 ms)`);
+    console.log(
+      `targets: list p95 ${fmt(pct(listApi, 95))} (goal < 50 ms), bulk review p95 ${fmt(pct(bulkApi, 95))} (goal < 1000 ms)`,
+    );
   } finally {
     await removeTestBlobs(api.deps);
     await sql.end();

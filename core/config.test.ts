@@ -2,7 +2,14 @@ import { BUILT_IN_SECRETS, ConfigError, envToTree, loadConfig } from './config';
 
 describe('envToTree', () => {
   it('nests APP_ variables on __ and camel-cases snake_case keys', () => {
-    expect(envToTree({ APP_INGEST__TARGET_FPS: '5', APP_PII__COVERAGE_GATE: 'enforcing', APP_ENV: 'test', OTHER: 'x' })).toEqual({
+    expect(
+      envToTree({
+        APP_INGEST__TARGET_FPS: '5',
+        APP_PII__COVERAGE_GATE: 'enforcing',
+        APP_ENV: 'test',
+        OTHER: 'x',
+      }),
+    ).toEqual({
       ingest: { targetFps: '5' },
       pii: { coverageGate: 'enforcing' },
       env: 'test',
@@ -11,7 +18,9 @@ describe('envToTree', () => {
 
   it('takes DATABASE_URL unless APP_DATABASE__URL is set', () => {
     expect(envToTree({ DATABASE_URL: 'postgresql://a' })).toEqual({ database: { url: 'postgresql://a' } });
-    expect(envToTree({ DATABASE_URL: 'postgresql://a', APP_DATABASE__URL: 'postgresql://b' })).toEqual({ database: { url: 'postgresql://b' } });
+    expect(envToTree({ DATABASE_URL: 'postgresql://a', APP_DATABASE__URL: 'postgresql://b' })).toEqual({
+      database: { url: 'postgresql://b' },
+    });
   });
 });
 
@@ -27,7 +36,10 @@ describe('loadConfig', () => {
   });
 
   it('coerces and validates values, naming the variable at fault', () => {
-    expect(loadConfig({ APP_INGEST__TARGET_FPS: '2.5', APP_STORAGE__USE_SSL: 'true' })).toMatchObject({ ingest: { targetFps: 2.5 }, storage: { useSsl: true } });
+    expect(loadConfig({ APP_INGEST__TARGET_FPS: '2.5', APP_STORAGE__USE_SSL: 'true' })).toMatchObject({
+      ingest: { targetFps: 2.5 },
+      storage: { useSsl: true },
+    });
     expect(() => loadConfig({ APP_PII__COVERAGE_GATE: 'sometimes' })).toThrow(/APP_PII__COVERAGE_GATE/);
     expect(() => loadConfig({ APP_INGEST__TARGET_FPS: '-1' })).toThrow(/APP_INGEST__TARGET_FPS/);
     expect(() => loadConfig({ APP_ENV: 'staging' })).toThrow(ConfigError);
@@ -49,7 +61,9 @@ describe('loadConfig', () => {
       DATABASE_URL: 'postgresql://app:real@db:5432/app',
     };
     expect(loadConfig(secrets).env).toBe('production');
-    expect(() => loadConfig({ ...secrets, APP_STORAGE__SECRET_KEY: BUILT_IN_SECRETS['storage.secretKey'] })).toThrow(/storage\.secretKey/);
+    expect(() =>
+      loadConfig({ ...secrets, APP_STORAGE__SECRET_KEY: BUILT_IN_SECRETS['storage.secretKey'] }),
+    ).toThrow(/storage\.secretKey/);
     expect(loadConfig({ APP_ENV: 'test' }).env).toBe('test');
   });
 });

@@ -11,7 +11,12 @@ describe('keyset cursors', () => {
   it.each([
     ['not base64 json', '!!!'],
     ['json of the wrong shape', Buffer.from('{"x":1}').toString('base64url')],
-    ['an injected timestamp', Buffer.from(JSON.stringify({ t: "2026-01-01'; DROP TABLE sessions;--", i: position.id })).toString('base64url')],
+    [
+      'an injected timestamp',
+      Buffer.from(JSON.stringify({ t: "2026-01-01'; DROP TABLE sessions;--", i: position.id })).toString(
+        'base64url',
+      ),
+    ],
     ['a non-uuid id', Buffer.from(JSON.stringify({ t: position.createdAt, i: 'x' })).toString('base64url')],
     ['empty', ''],
   ])('refuse %s naming query.cursor', (_label, cursor) => {

@@ -19,7 +19,10 @@ export function encodeCursor(position: KeysetPosition): string {
 
 /** Throws InputError naming `query.cursor` for anything this module did not write. */
 export function decodeCursor(cursor: string): KeysetPosition {
-  const bad = () => new InputError('cursor is not one this API issued', [{ field: 'query.cursor', message: 'malformed cursor' }]);
+  const bad = () =>
+    new InputError('cursor is not one this API issued', [
+      { field: 'query.cursor', message: 'malformed cursor' },
+    ]);
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

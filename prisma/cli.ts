@@ -13,20 +13,26 @@ async function main(): Promise<void> {
     }
     case 'down': {
       const steps = arg === undefined ? 1 : Number(arg);
-      if (!Number.isInteger(steps) || steps < 1) throw new Error(`steps must be a positive integer, not ${arg}`);
+      if (!Number.isInteger(steps) || steps < 1)
+        throw new Error(`steps must be a positive integer, not ${arg}`);
       const rolledBack = await migrateDown(url, steps);
       console.log(rolledBack.length ? `rolled back: ${rolledBack.join(', ')}` : 'nothing to roll back');
       return;
     }
     case 'status': {
       const applied = new Set(await appliedMigrations(url));
-      for (const m of readMigrations()) console.log(`${applied.has(m.name) ? 'applied ' : 'pending '} ${m.name}`);
+      for (const m of readMigrations())
+        console.log(`${applied.has(m.name) ? 'applied ' : 'pending '} ${m.name}`);
       return;
     }
     case 'draft': {
       if (!arg) throw new Error('usage: db:draft <name>');
       const dir = await draftMigration(url, arg);
-      console.log(dir ? `drafted ${dir}: review migration.sql and down.sql` : 'schema and database agree; nothing to draft');
+      console.log(
+        dir
+          ? `drafted ${dir}: review migration.sql and down.sql`
+          : 'schema and database agree; nothing to draft',
+      );
       return;
     }
     default:

@@ -20,9 +20,13 @@ type SchemaEngine = Engine.SchemaEngine;
 
 type WasmExports = Record<string, unknown>;
 /** Node's global WebAssembly, typed to the one call used here (the DOM lib would bring it all). */
-const wasm = (globalThis as unknown as {
-  WebAssembly: { instantiate(bytes: Buffer, imports: object): Promise<{ instance: { exports: WasmExports } }> };
-}).WebAssembly;
+const wasm = (
+  globalThis as unknown as {
+    WebAssembly: {
+      instantiate(bytes: Buffer, imports: object): Promise<{ instance: { exports: WasmExports } }>;
+    };
+  }
+).WebAssembly;
 
 /**
  * The package's entry imports the .wasm file as an ES module, which Node 20 only allows behind a
@@ -92,7 +96,10 @@ function migrationList(dir: string): Engine.MigrationList {
   const lockPath = path.join(dir, 'migration_lock.toml');
   return {
     baseDir: dir,
-    lockfile: { path: 'migration_lock.toml', content: fs.existsSync(lockPath) ? fs.readFileSync(lockPath, 'utf8') : null },
+    lockfile: {
+      path: 'migration_lock.toml',
+      content: fs.existsSync(lockPath) ? fs.readFileSync(lockPath, 'utf8') : null,
+    },
     shadowDbInitScript: '',
     migrationDirectories: readMigrations(dir).map((m) => ({
       path: m.name,
@@ -174,16 +181,35 @@ export function latestSchemaSnapshot(dir = MIGRATIONS_DIR): string | undefined {
  * PostgreSQL schema through the driver adapter (it fails on the catalogs' "char" columns). Review
  * both SQL files before committing: the engine cannot know about data moves.
  */
-export async function draftMigration(databaseUrl: string, name: string, dir = MIGRATIONS_DIR): Promise<string | null> {
+export async function draftMigration(
+  databaseUrl: string,
+  name: string,
+  dir = MIGRATIONS_DIR,
+): Promise<string | null> {
   if (!/^[a-z0-9_]+$/.test(name)) throw new Error('migration name: lower-case letters, digits and _ only');
   const current = fs.readFileSync(SCHEMA_PATH, 'utf8');
   const previous = latestSchemaSnapshot(dir);
   const engine = await openSchemaEngine(databaseUrl);
   try {
-    const model = (content: string): Engine.DiffTarget => ({ tag: 'schemaDatamodel', files: [{ path: SCHEMA_PATH, content }] });
+    const model = (content: string): Engine.DiffTarget => ({
+      tag: 'schemaDatamodel',
+      files: [{ path: SCHEMA_PATH, content }],
+    });
     const before: Engine.DiffTarget = previous === undefined ? { tag: 'empty' } : model(previous);
-    const up = await engine.diff({ from: before, to: model(current), script: true, exitCode: null, filters: NO_FILTER });
-    const down = await engine.diff({ from: model(current), to: before, script: true, exitCode: null, filters: NO_FILTER });
+    const up = await engine.diff({
+      from: before,
+      to: model(current),
+      script: true,
+      exitCode: null,
+      filters: NO_FILTER,
+    });
+    const down = await engine.diff({
+      from: model(current),
+      to: before,
+      script: true,
+      exitCode: null,
+      filters: NO_FILTER,
+    });
     if (!up.stdout || /^-- This is an empty migration\.?\s*$/.test(up.stdout.trim())) return null;
     const next = String(readMigrations(dir).length + 1).padStart(4, '0');
     const target = path.join(dir, `${next}_${name}`);

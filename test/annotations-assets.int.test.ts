@@ -20,19 +20,34 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const call = (method: string, path: string, body?: unknown, token = reviewer) => api.call(method, path, { token, body });
+const call = (method: string, path: string, body?: unknown, token = reviewer) =>
+  api.call(method, path, { token, body });
 
 it('registers assets all-or-none and pages through a project', async () => {
-  expect((await call('POST', '/api/assets', { project_id: 'p1', items: [{ kind: 'text' }, { kind: 'hologram' }] })).status).toBe(422);
+  expect(
+    (await call('POST', '/api/assets', { project_id: 'p1', items: [{ kind: 'text' }, { kind: 'hologram' }] }))
+      .status,
+  ).toBe(422);
   expect(await api.deps.db.asset.count()).toBe(0);
-  const res = await call('POST', '/api/assets', { project_id: 'p1', items: Array.from({ length: 5 }, (_, i) => ({ kind: 'document', name: `doc ${i}` })) }, annotator);
+  const res = await call(
+    'POST',
+    '/api/assets',
+    {
+      project_id: 'p1',
+      items: Array.from({ length: 5 }, (_, i) => ({ kind: 'document', name: `doc ${i}` })),
+    },
+    annotator,
+  );
   expect(res.status).toBe(201);
   expect(res.body.items).toHaveLength(5);
   expect(res.body.items[0]).toMatchObject({ project_id: 'p1', kind: 'document', state: 'new', version: 1 });
   const seen: string[] = [];
   let cursor: string | null = null;
   do {
-    const page: { body: { items: Array<{ id: string }>; next_cursor: string | null } } = await call('GET', `/api/projects/p1/assets?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+    const page: { body: { items: Array<{ id: string }>; next_cursor: string | null } } = await call(
+      'GET',
+      `/api/projects/p1/assets?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+    );
     seen.push(...page.body.items.map((a) => a.id));
     cursor = page.body.next_cursor;
   } while (cursor);
@@ -41,23 +56,41 @@ it('registers assets all-or-none and pages through a project', async () => {
 });
 
 it('moves an asset along its lifecycle with expected_version', async () => {
-  const [asset] = (await call('POST', '/api/assets', { project_id: 'p2', items: [{ kind: 'audio' }] })).body.items;
+  const [asset] = (await call('POST', '/api/assets', { project_id: 'p2', items: [{ kind: 'audio' }] })).body
+    .items;
   expect((await call('POST', `/api/assets/${asset.id}/state`, { state: 'reviewed' })).status).toBe(409);
-  const moved = await call('POST', `/api/assets/${asset.id}/state`, { state: 'in_progress', expected_version: 1 });
+  const moved = await call('POST', `/api/assets/${asset.id}/state`, {
+    state: 'in_progress',
+    expected_version: 1,
+  });
   expect(moved.body).toMatchObject({ state: 'in_progress', version: 2 });
-  expect((await call('POST', `/api/assets/${asset.id}/state`, { state: 'submitted', expected_version: 1 })).status).toBe(409);
+  expect(
+    (await call('POST', `/api/assets/${asset.id}/state`, { state: 'submitted', expected_version: 1 })).status,
+  ).toBe(409);
   expect((await call('POST', `/api/assets/${asset.id}/state`, { state: 'limbo' })).status).toBe(422);
 });
 
 it('annotates with state rules, patches with expected_version, counts and deletes', async () => {
-  const [asset] = (await call('POST', '/api/assets', { project_id: 'p3', items: [{ kind: 'text' }] })).body.items;
-  expect((await call('POST', `/api/assets/${asset.id}/annotations`, { kind: 'span', state: 'done' })).status).toBe(400);
-  const byAnnotator = await call('POST', `/api/assets/${asset.id}/annotations`, { kind: 'span', label: 'pedestrian', payload: { start: 3, end: 9 } }, annotator);
+  const [asset] = (await call('POST', '/api/assets', { project_id: 'p3', items: [{ kind: 'text' }] })).body
+    .items;
+  expect(
+    (await call('POST', `/api/assets/${asset.id}/annotations`, { kind: 'span', state: 'done' })).status,
+  ).toBe(400);
+  const byAnnotator = await call(
+    'POST',
+    `/api/assets/${asset.id}/annotations`,
+    { kind: 'span', label: 'pedestrian', payload: { start: 3, end: 9 } },
+    annotator,
+  );
   expect(byAnnotator.status).toBe(201);
   expect(byAnnotator.body).toMatchObject({ state: 'submitted', source: 'human', version: 1 });
   const id = byAnnotator.body.id;
 
-  const racing = await Promise.all([1, 2, 3].map((n) => call('PATCH', `/api/annotations/${id}`, { expected_version: 1, label: `label ${n}` })));
+  const racing = await Promise.all(
+    [1, 2, 3].map((n) =>
+      call('PATCH', `/api/annotations/${id}`, { expected_version: 1, label: `label ${n}` }),
+    ),
+  );
   expect(racing.filter((r) => r.status === 200)).toHaveLength(1);
   expect(racing.filter((r) => r.status === 409)).toHaveLength(2);
   const accepted = await call('PATCH', `/api/annotations/${id}`, { expected_version: 2, state: 'accepted' });
@@ -65,8 +98,20 @@ it('annotates with state rules, patches with expected_version, counts and delete
   expect((await call('PATCH', `/api/annotations/${id}`, { state: 'done' })).status).toBe(400);
 
   await call('POST', '/api/projects/p3/label-config', { labels: ['pedestrian', 'cyclist'] });
-  expect((await call('POST', `/api/assets/${asset.id}/annotations`, { kind: 'span', label: 'tree' })).status).toBe(422);
-  expect((await call('POST', `/api/assets/${asset.id}/annotations`, { kind: 'span', label: 'cyclist', conf: 0.4, source: 'imported', state: 'review' })).status).toBe(201);
+  expect(
+    (await call('POST', `/api/assets/${asset.id}/annotations`, { kind: 'span', label: 'tree' })).status,
+  ).toBe(422);
+  expect(
+    (
+      await call('POST', `/api/assets/${asset.id}/annotations`, {
+        kind: 'span',
+        label: 'cyclist',
+        conf: 0.4,
+        source: 'imported',
+        state: 'review',
+      })
+    ).status,
+  ).toBe(201);
 
   const stats = await call('GET', '/api/projects/p3/stats');
   expect(stats.body).toMatchObject({ assets: { total: 1, by_state: { new: 1 } }, annotations: { total: 2 } });
@@ -74,6 +119,14 @@ it('annotates with state rules, patches with expected_version, counts and delete
   expect((await call('DELETE', `/api/annotations/${id}`, undefined, annotator)).status).toBe(403);
   expect((await call('DELETE', `/api/annotations/${id}`)).status).toBe(200);
   expect((await call('PATCH', `/api/annotations/${id}`, { label: 'x' })).status).toBe(404);
-  const audit = await api.deps.db.auditLog.findMany({ where: { subjectType: 'annotation', subjectId: id }, orderBy: { id: 'asc' } });
-  expect(audit.map((a) => a.action)).toEqual(['annotation.created', 'annotation.patched', 'annotation.patched', 'annotation.deleted']);
+  const audit = await api.deps.db.auditLog.findMany({
+    where: { subjectType: 'annotation', subjectId: id },
+    orderBy: { id: 'asc' },
+  });
+  expect(audit.map((a) => a.action)).toEqual([
+    'annotation.created',
+    'annotation.patched',
+    'annotation.patched',
+    'annotation.deleted',
+  ]);
 });

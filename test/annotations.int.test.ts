@@ -22,7 +22,9 @@ beforeAll(async () => {
   await api.deps.db.$executeRawUnsafe(`
     CREATE FUNCTION fail_marked() RETURNS trigger AS $$
     BEGIN IF NEW.attrs ? 'fail_write' OR (TG_OP = 'UPDATE' AND OLD.attrs ? 'fail_update') THEN RAISE EXCEPTION 'marked to fail'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
-  await api.deps.db.$executeRawUnsafe(`CREATE TRIGGER fail_marked BEFORE INSERT OR UPDATE ON objects FOR EACH ROW EXECUTE FUNCTION fail_marked()`);
+  await api.deps.db.$executeRawUnsafe(
+    `CREATE TRIGGER fail_marked BEFORE INSERT OR UPDATE ON objects FOR EACH ROW EXECUTE FUNCTION fail_marked()`,
+  );
 });
 afterAll(async () => {
   if (api) await removeTestBlobs(api.deps);
@@ -30,14 +32,30 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const create = (body: Record<string, unknown>, token = reviewer, frame = frameId) => api.call('POST', `/api/frames/${frame}/objects`, { token, body });
+const create = (body: Record<string, unknown>, token = reviewer, frame = frameId) =>
+  api.call('POST', `/api/frames/${frame}/objects`, { token, body });
 
 describe('creating objects', () => {
   it('creates a plain box with the spec defaults', async () => {
     const res = await create({ class_name: 'car', bbox: [10, 20, 110, 80] });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ frame_id: frameId, bbox: [10, 20, 110, 80], rot_deg: 0, rbox: null, class_name: 'car', conf: null, attrs: {}, source: 'human', state: 'accepted', version: 1, mask_uri: null, clipped: false });
-    const audit = await api.deps.db.auditLog.findFirst({ where: { subjectType: 'object', subjectId: res.body.id, action: 'object.created' } });
+    expect(res.body).toMatchObject({
+      frame_id: frameId,
+      bbox: [10, 20, 110, 80],
+      rot_deg: 0,
+      rbox: null,
+      class_name: 'car',
+      conf: null,
+      attrs: {},
+      source: 'human',
+      state: 'accepted',
+      version: 1,
+      mask_uri: null,
+      clipped: false,
+    });
+    const audit = await api.deps.db.auditLog.findFirst({
+      where: { subjectType: 'object', subjectId: res.body.id, action: 'object.created' },
+    });
     expect(audit?.actorId).toBeTruthy();
   });
 
@@ -72,7 +90,11 @@ describe('creating objects', () => {
   });
 
   it('clips a box crossing the frame edge and a mask ring to the frame', async () => {
-    const res = await create({ class_name: 'bus', bbox: [600, 300, 700, 400], mask_polygons: [[600, 300, 700, 300, 700, 400, 600, 400]] });
+    const res = await create({
+      class_name: 'bus',
+      bbox: [600, 300, 700, 400],
+      mask_polygons: [[600, 300, 700, 300, 700, 400, 600, 400]],
+    });
     expect(res.status).toBe(201);
     expect(res.body.bbox).toEqual([600, 300, 640, 360]);
     expect(res.body.clipped).toBe(true);
@@ -93,7 +115,12 @@ describe('creating objects', () => {
 
   it('answers 400 for a state outside the allowed list, and writes nothing', async () => {
     const before = await api.deps.db.annoObject.count();
-    const res = await create({ class_name: 'car', bbox: [1, 1, 5, 5], state: 'approved', mask_polygons: [[1, 1, 4, 1, 4, 4]] });
+    const res = await create({
+      class_name: 'car',
+      bbox: [1, 1, 5, 5],
+      state: 'approved',
+      mask_polygons: [[1, 1, 4, 1, 4, 4]],
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(res.body.errors).toEqual([{ field: 'body.state', message: 'not an allowed state' }]);
@@ -107,7 +134,10 @@ describe('creating objects', () => {
     [{ class_name: 'car', bbox: [1, 1, 5, 5], mask_polygons: [[1, 1, 2, 2]] }, 'body.mask_polygons.0'],
     [{ class_name: 'car', bbox: [1, 1, 5, 5], polyline: [[1, 1]] }, 'body.polyline.0'],
     [{ class_name: 'car', bbox: [1, 1, 5, 5], keypoints: { nose: [1000, 1] } }, 'body.keypoints.nose'],
-    [{ class_name: 'car', bbox: [1, 1, 5, 5], cuboid_3d: { center: [1, 2], dims: [1, 1, 1] } }, 'body.cuboid_3d.center'],
+    [
+      { class_name: 'car', bbox: [1, 1, 5, 5], cuboid_3d: { center: [1, 2], dims: [1, 1, 1] } },
+      'body.cuboid_3d.center',
+    ],
     [{ class_name: 'no_such_class', bbox: [1, 1, 5, 5] }, 'body.class_name'],
     [{ class_name: 'car', bbox: [1, 1, 5, 5], colour: 'red' }, 'body.colour'],
   ])('refuses bad geometry or fields with 422 naming the field (%#)', async (body, field) => {
@@ -117,17 +147,33 @@ describe('creating objects', () => {
   });
 
   it('refuses a non-finite number that JSON smuggles in as 1e999', async () => {
-    const res = await api.call('POST', `/api/frames/${frameId}/objects`, { token: reviewer, rawBody: '{"class_name":"car","bbox":[1,1,5,1e999]}' });
+    const res = await api.call('POST', `/api/frames/${frameId}/objects`, {
+      token: reviewer,
+      rawBody: '{"class_name":"car","bbox":[1,1,5,1e999]}',
+    });
     expect(res.status).toBe(422);
   });
 
   it('answers 404 for an unknown frame and 422 for a malformed frame id', async () => {
-    expect((await create({ class_name: 'car', bbox: [1, 1, 5, 5] }, reviewer, '00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect(
+      (
+        await create(
+          { class_name: 'car', bbox: [1, 1, 5, 5] },
+          reviewer,
+          '00000000-0000-4000-8000-000000000000',
+        )
+      ).status,
+    ).toBe(404);
     expect((await create({ class_name: 'car', bbox: [1, 1, 5, 5] }, reviewer, 'x')).status).toBe(422);
   });
 
   it('makes a retry with the same idem_key return the first object, also when retries race', async () => {
-    const body = { class_name: 'truck', bbox: [50, 50, 90, 90], idem_key: 'retry-1', mask_polygons: [[50, 50, 90, 50, 90, 90]] };
+    const body = {
+      class_name: 'truck',
+      bbox: [50, 50, 90, 90],
+      idem_key: 'retry-1',
+      mask_polygons: [[50, 50, 90, 50, 90, 90]],
+    };
     const keysBefore = new Set(await maskKeys(api.deps));
     const results = await Promise.all([create(body), create(body), create(body), create(body)]);
     expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201]);
@@ -144,7 +190,12 @@ describe('creating objects', () => {
 
   it('removes a just-written mask blob when the database write fails', async () => {
     const before = await maskKeys(api.deps);
-    const res = await create({ class_name: 'car', bbox: [1, 1, 50, 50], attrs: { fail_write: true }, mask_polygons: [[1, 1, 40, 1, 40, 40]] });
+    const res = await create({
+      class_name: 'car',
+      bbox: [1, 1, 50, 50],
+      attrs: { fail_write: true },
+      mask_polygons: [[1, 1, 40, 1, 40, 40]],
+    });
     expect(res.status).toBe(500);
     expect(await maskKeys(api.deps)).toEqual(before);
   });
@@ -154,44 +205,99 @@ describe('listing, masks, deletion', () => {
   it("lists a frame's objects of every shape", async () => {
     const f = (await createFrame(api.deps)).frame.id;
     await create({ class_name: 'car', bbox: [1, 1, 9, 9] }, reviewer, f);
-    await create({ class_name: 'lane_marking', bbox: [0, 300, 640, 310], polyline: [[0, 305, 640, 305]] }, reviewer, f);
-    await create({ class_name: 'road', bbox: [0, 200, 640, 360], mask_polygons: [[0, 200, 640, 200, 640, 360, 0, 360]] }, reviewer, f);
+    await create(
+      { class_name: 'lane_marking', bbox: [0, 300, 640, 310], polyline: [[0, 305, 640, 305]] },
+      reviewer,
+      f,
+    );
+    await create(
+      { class_name: 'road', bbox: [0, 200, 640, 360], mask_polygons: [[0, 200, 640, 200, 640, 360, 0, 360]] },
+      reviewer,
+      f,
+    );
     const res = await api.call('GET', `/api/frames/${f}/objects`, { token: annotator });
     expect(res.status).toBe(200);
     expect(res.body.count).toBe(3);
-    expect(res.body.items.map((o: { class_name: string }) => o.class_name)).toEqual(['car', 'lane_marking', 'road']);
+    expect(res.body.items.map((o: { class_name: string }) => o.class_name)).toEqual([
+      'car',
+      'lane_marking',
+      'road',
+    ]);
     expect(res.body.items[1].polyline).toEqual([[0, 305, 640, 305]]);
     expect(res.body.items[2].mask_uri).toMatch(/^s3:\/\/masks\//);
     // The list is serialised by PostgreSQL; each item must equal what GET /api/objects/{id} shows.
     for (const item of res.body.items) {
-      const { mask_polygons: _, ...one } = (await api.call('GET', `/api/objects/${item.id}`, { token: annotator })).body;
+      const { mask_polygons: _, ...one } = (
+        await api.call('GET', `/api/objects/${item.id}`, { token: annotator })
+      ).body;
       expect(item).toEqual(one);
     }
-    expect((await api.call('GET', '/api/frames/00000000-0000-4000-8000-000000000000/objects', { token: annotator })).status).toBe(404);
+    expect(
+      (
+        await api.call('GET', '/api/frames/00000000-0000-4000-8000-000000000000/objects', {
+          token: annotator,
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('replaces a mask under a new version, removes the old blob, and checks expected_version', async () => {
-    const o = (await create({ class_name: 'road', bbox: [0, 200, 100, 300], mask_polygons: [[0, 200, 100, 200, 100, 300]] })).body;
-    const stale = await api.call('PUT', `/api/objects/${o.id}/mask`, { token: annotator, body: { polygons: [[0, 0, 10, 0, 10, 10]], expected_version: 7 } });
+    const o = (
+      await create({
+        class_name: 'road',
+        bbox: [0, 200, 100, 300],
+        mask_polygons: [[0, 200, 100, 200, 100, 300]],
+      })
+    ).body;
+    const stale = await api.call('PUT', `/api/objects/${o.id}/mask`, {
+      token: annotator,
+      body: { polygons: [[0, 0, 10, 0, 10, 10]], expected_version: 7 },
+    });
     expect(stale.status).toBe(409);
-    const res = await api.call('PUT', `/api/objects/${o.id}/mask`, { token: annotator, body: { polygons: [[10, 10, 60, 10, 60, 50, 10, 50]], expected_version: 1 } });
+    const res = await api.call('PUT', `/api/objects/${o.id}/mask`, {
+      token: annotator,
+      body: { polygons: [[10, 10, 60, 10, 60, 50, 10, 50]], expected_version: 1 },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ version: 2, source: 'human', bbox: [10, 10, 60, 50], mask_polygons: [[10, 10, 60, 10, 60, 50, 10, 50]] });
+    expect(res.body).toMatchObject({
+      version: 2,
+      source: 'human',
+      bbox: [10, 10, 60, 50],
+      mask_polygons: [[10, 10, 60, 10, 60, 50, 10, 50]],
+    });
     expect(await maskKeys(api.deps, `objects/${o.id}/`)).toEqual([`objects/${o.id}/v2.json`]);
     const review = await api.deps.db.review.findFirst({ where: { objectId: o.id, action: 'mask' } });
     expect(review?.before).toMatchObject({ source: 'human', version: 1 });
   });
 
   it('keeps the old mask when the database refuses the update, leaving no new blob', async () => {
-    const o = (await create({ class_name: 'road', bbox: [0, 200, 100, 300], attrs: { fail_update: true }, mask_polygons: [[0, 200, 100, 200, 100, 300]] })).body;
-    const res = await api.call('PUT', `/api/objects/${o.id}/mask`, { token: annotator, body: { polygons: [[10, 10, 60, 10, 60, 50]] } });
+    const o = (
+      await create({
+        class_name: 'road',
+        bbox: [0, 200, 100, 300],
+        attrs: { fail_update: true },
+        mask_polygons: [[0, 200, 100, 200, 100, 300]],
+      })
+    ).body;
+    const res = await api.call('PUT', `/api/objects/${o.id}/mask`, {
+      token: annotator,
+      body: { polygons: [[10, 10, 60, 10, 60, 50]] },
+    });
     expect(res.status).toBe(500);
     expect(await maskKeys(api.deps, `objects/${o.id}/`)).toEqual([`objects/${o.id}/v1.json`]);
-    expect((await api.call('GET', `/api/objects/${o.id}`, { token: annotator })).body.mask_polygons).toEqual([[0, 200, 100, 200, 100, 300]]);
+    expect((await api.call('GET', `/api/objects/${o.id}`, { token: annotator })).body.mask_polygons).toEqual([
+      [0, 200, 100, 200, 100, 300],
+    ]);
   });
 
   it('deletes an object with its mask blob; history outlives it', async () => {
-    const o = (await create({ class_name: 'road', bbox: [0, 200, 100, 300], mask_polygons: [[0, 200, 100, 200, 100, 300]] })).body;
+    const o = (
+      await create({
+        class_name: 'road',
+        bbox: [0, 200, 100, 300],
+        mask_polygons: [[0, 200, 100, 200, 100, 300]],
+      })
+    ).body;
     expect((await api.call('DELETE', `/api/objects/${o.id}`, { token: annotator })).status).toBe(403);
     const res = await api.call('DELETE', `/api/objects/${o.id}`, { token: reviewer });
     expect(res.status).toBe(200);
@@ -201,14 +307,19 @@ describe('listing, masks, deletion', () => {
     const history = await api.call('GET', `/api/objects/${o.id}/history`, { token: annotator });
     expect(history.status).toBe(200);
     expect(history.body.exists).toBe(false);
-    expect(history.body.events.map((e: { action: string }) => e.action)).toEqual(['object.created', 'object.deleted']);
+    expect(history.body.events.map((e: { action: string }) => e.action)).toEqual([
+      'object.created',
+      'object.deleted',
+    ]);
   });
 });
 
 describe('crops', () => {
   it('crops an object from the frame image, padded', async () => {
     const o = (await create({ class_name: 'traffic_sign', bbox: [100, 100, 200, 200] })).body;
-    const res = await fetch(`${api.url}/api/objects/${o.id}/crop?pad=0`, { headers: { authorization: `Bearer ${annotator}` } });
+    const res = await fetch(`${api.url}/api/objects/${o.id}/crop?pad=0`, {
+      headers: { authorization: `Bearer ${annotator}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('image/jpeg');
     const img = sharp(Buffer.from(await res.arrayBuffer()));
@@ -216,20 +327,43 @@ describe('crops', () => {
     // The white square of the test frame fills the crop.
     const { channels } = await img.stats();
     expect(channels[0]!.mean).toBeGreaterThan(240);
-    const padded = await fetch(`${api.url}/api/objects/${o.id}/crop`, { headers: { authorization: `Bearer ${annotator}` } });
-    expect(await sharp(Buffer.from(await padded.arrayBuffer())).metadata()).toMatchObject({ width: 130, height: 130 });
+    const padded = await fetch(`${api.url}/api/objects/${o.id}/crop`, {
+      headers: { authorization: `Bearer ${annotator}` },
+    });
+    expect(await sharp(Buffer.from(await padded.arrayBuffer())).metadata()).toMatchObject({
+      width: 130,
+      height: 130,
+    });
   });
 
   it('builds a crop sheet with the CropSheetIn defaults', async () => {
     const ids = [];
-    for (let i = 0; i < 5; i++) ids.push((await create({ class_name: 'car', bbox: [10 + i * 20, 10, 30 + i * 20, 40] })).body.id);
-    const res = await fetch(`${api.url}/api/objects/crops`, { method: 'POST', headers: { authorization: `Bearer ${annotator}`, 'content-type': 'application/json' }, body: JSON.stringify({ object_ids: ids }) });
+    for (let i = 0; i < 5; i++)
+      ids.push((await create({ class_name: 'car', bbox: [10 + i * 20, 10, 30 + i * 20, 40] })).body.id);
+    const res = await fetch(`${api.url}/api/objects/crops`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${annotator}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ object_ids: ids }),
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-crop-grid')).toBe('3x2');
-    expect(await sharp(Buffer.from(await res.arrayBuffer())).metadata()).toMatchObject({ width: 384, height: 256 });
-    const two = await fetch(`${api.url}/api/objects/crops`, { method: 'POST', headers: { authorization: `Bearer ${annotator}`, 'content-type': 'application/json' }, body: JSON.stringify({ object_ids: ids, cols: 5, cell: 64 }) });
-    expect(await sharp(Buffer.from(await two.arrayBuffer())).metadata()).toMatchObject({ width: 320, height: 64 });
-    const missing = await api.call('POST', '/api/objects/crops', { token: annotator, body: { object_ids: [ids[0], '00000000-0000-4000-8000-000000000000'] } });
+    expect(await sharp(Buffer.from(await res.arrayBuffer())).metadata()).toMatchObject({
+      width: 384,
+      height: 256,
+    });
+    const two = await fetch(`${api.url}/api/objects/crops`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${annotator}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ object_ids: ids, cols: 5, cell: 64 }),
+    });
+    expect(await sharp(Buffer.from(await two.arrayBuffer())).metadata()).toMatchObject({
+      width: 320,
+      height: 64,
+    });
+    const missing = await api.call('POST', '/api/objects/crops', {
+      token: annotator,
+      body: { object_ids: [ids[0], '00000000-0000-4000-8000-000000000000'] },
+    });
     expect(missing.status).toBe(404);
     expect(missing.body.missing).toEqual(['00000000-0000-4000-8000-000000000000']);
   });

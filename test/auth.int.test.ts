@@ -28,7 +28,9 @@ describe('first user and user creation (Authentication 5)', () => {
   it('lets exactly one of several racing tokenless requests create the first user, as admin', async () => {
     const attempts = await Promise.all(
       [0, 1, 2, 3, 4].map((i) =>
-        api.call('POST', '/api/users', { body: { email: `first${i}@example.org`, name: `First ${i}`, password, role: 'annotator' } }),
+        api.call('POST', '/api/users', {
+          body: { email: `first${i}@example.org`, name: `First ${i}`, password, role: 'annotator' },
+        }),
       ),
     );
     const created = attempts.filter((a) => a.status === 201);
@@ -40,7 +42,9 @@ describe('first user and user creation (Authentication 5)', () => {
   });
 
   it('refuses tokenless creation once a user exists', async () => {
-    const res = await api.call('POST', '/api/users', { body: { email: 'late@example.org', name: 'Late', password } });
+    const res = await api.call('POST', '/api/users', {
+      body: { email: 'late@example.org', name: 'Late', password },
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -55,7 +59,10 @@ describe('with an admin, a reviewer and an annotator', () => {
     const first = await api.deps.db.user.findFirstOrThrow({ where: { role: 'admin' } });
     admin = await login(first.email);
     for (const role of ['reviewer', 'annotator'] as const) {
-      const res = await api.call('POST', '/api/users', { token: admin, body: { email: `${role}@example.org`, name: role, password, role } });
+      const res = await api.call('POST', '/api/users', {
+        token: admin,
+        body: { email: `${role}@example.org`, name: role, password, role },
+      });
       expect(res.status).toBe(201);
       expect(res.body.role).toBe(role);
       if (role === 'annotator') annotatorId = res.body.id;
@@ -65,7 +72,9 @@ describe('with an admin, a reviewer and an annotator', () => {
   });
 
   it('answers 401 without a valid token on every declared non-public route (fail closed, Authentication 1)', async () => {
-    const protectedRoutes = api.routes.filter((r) => r.spec.access !== 'public' && r.spec.access !== 'bootstrap');
+    const protectedRoutes = api.routes.filter(
+      (r) => r.spec.access !== 'public' && r.spec.access !== 'bootstrap',
+    );
     expect(protectedRoutes.length).toBeGreaterThan(5);
     for (const route of protectedRoutes) {
       const path = route.path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
@@ -100,26 +109,46 @@ describe('with an admin, a reviewer and an annotator', () => {
     const forbidden = await api.call('POST', `/api/users/${annotatorId}/revoke-tokens`, { token: reviewer });
     expect(forbidden.status).toBe(403);
     expect(forbidden.body.detail).toMatch(/admin/);
-    expect((await api.call('POST', '/api/users', { token: reviewer, body: { email: 'x@example.org', name: 'x', password } })).status).toBe(403);
+    expect(
+      (
+        await api.call('POST', '/api/users', {
+          token: reviewer,
+          body: { email: 'x@example.org', name: 'x', password },
+        })
+      ).status,
+    ).toBe(403);
     expect((await api.call('GET', '/api/users/me', { token: annotator })).body.role).toBe('annotator');
   });
 
   it('issues 12-hour tokens, refuses expired ones, and refresh rolls the token (Authentication 4)', async () => {
-    const res = await api.call('POST', '/api/auth/login', { body: { email: 'annotator@example.org', password } });
+    const res = await api.call('POST', '/api/auth/login', {
+      body: { email: 'annotator@example.org', password },
+    });
     const lifetimeH = (Date.parse(res.body.expires_at) - Date.now()) / 3.6e6;
     expect(lifetimeH).toBeGreaterThan(11.9);
     expect(lifetimeH).toBeLessThanOrEqual(12);
 
     const cfg = api.deps.config.auth;
     const user = await api.deps.db.user.findUniqueOrThrow({ where: { id: annotatorId } });
-    const past = createTokenIssuer({ secret: cfg.tokenSecret, issuer: cfg.issuer, ttlHours: 12, now: () => new Date(Date.now() - 13 * 3.6e6) });
+    const past = createTokenIssuer({
+      secret: cfg.tokenSecret,
+      issuer: cfg.issuer,
+      ttlHours: 12,
+      now: () => new Date(Date.now() - 13 * 3.6e6),
+    });
     const expired = await past.issue(user.id, user.tokenVersion);
     const refused = await api.call('GET', '/api/users/me', { token: expired.token });
     expect(refused.status).toBe(401);
     expect(refused.body.detail).toMatch(/expired/);
 
     const otherKey = createTokenIssuer({ secret: 'x'.repeat(32), issuer: cfg.issuer, ttlHours: 12 });
-    expect((await api.call('GET', '/api/users/me', { token: (await otherKey.issue(user.id, user.tokenVersion)).token })).status).toBe(401);
+    expect(
+      (
+        await api.call('GET', '/api/users/me', {
+          token: (await otherKey.issue(user.id, user.tokenVersion)).token,
+        })
+      ).status,
+    ).toBe(401);
 
     const rolled = await api.call('POST', '/api/auth/refresh', { token: res.body.token });
     expect(rolled.status).toBe(200);
@@ -141,7 +170,13 @@ describe('with an admin, a reviewer and an annotator', () => {
     expect((await api.call('GET', '/api/users/me', { token: reviewer })).status).toBe(200);
     annotator = await login('annotator@example.org');
     expect((await api.call('GET', '/api/users/me', { token: annotator })).status).toBe(200);
-    expect((await api.call('POST', '/api/users/00000000-0000-4000-8000-000000000000/revoke-tokens', { token: admin })).status).toBe(404);
+    expect(
+      (
+        await api.call('POST', '/api/users/00000000-0000-4000-8000-000000000000/revoke-tokens', {
+          token: admin,
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('lets an admin mint a token for a user, recorded with the admin as actor', async () => {
@@ -150,14 +185,20 @@ describe('with an admin, a reviewer and an annotator', () => {
     expect(minted.status).toBe(200);
     const me = await api.call('GET', '/api/users/me', { token: minted.body.token });
     expect(me.body.id).toBe(annotatorId);
-    const entry = await api.deps.db.auditLog.findFirst({ where: { action: 'user.token.minted', subjectId: annotatorId } });
+    const entry = await api.deps.db.auditLog.findFirst({
+      where: { action: 'user.token.minted', subjectId: annotatorId },
+    });
     expect(entry?.actorId).toBe(adminUser.id);
     expect((await api.call('POST', `/api/users/${annotatorId}/token`, { token: reviewer })).status).toBe(403);
   });
 
   it('refuses a wrong password without saying which part was wrong', async () => {
-    const wrongPassword = await api.call('POST', '/api/auth/login', { body: { email: 'reviewer@example.org', password: 'nope nope nope' } });
-    const noUser = await api.call('POST', '/api/auth/login', { body: { email: 'ghost@example.org', password: 'nope nope nope' } });
+    const wrongPassword = await api.call('POST', '/api/auth/login', {
+      body: { email: 'reviewer@example.org', password: 'nope nope nope' },
+    });
+    const noUser = await api.call('POST', '/api/auth/login', {
+      body: { email: 'ghost@example.org', password: 'nope nope nope' },
+    });
     expect(wrongPassword.status).toBe(401);
     expect(noUser.status).toBe(401);
     expect(wrongPassword.body.detail).toBe(noUser.body.detail);
@@ -165,7 +206,9 @@ describe('with an admin, a reviewer and an annotator', () => {
 
   it('accepts ?token= only on GET of the event streams (Authentication 6)', async () => {
     const ctrl = new AbortController();
-    const res = await fetch(`${api.url}/api/events/system?token=${encodeURIComponent(reviewer)}`, { signal: ctrl.signal });
+    const res = await fetch(`${api.url}/api/events/system?token=${encodeURIComponent(reviewer)}`, {
+      signal: ctrl.signal,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     const reader = res.body!.getReader();
@@ -184,15 +227,28 @@ describe('with an admin, a reviewer and an annotator', () => {
   });
 
   it('answers malformed bodies with problem+json naming the field', async () => {
-    const bad = await api.call('POST', '/api/users', { token: admin, body: { email: 'not-an-email', name: 'x', password, colour: 'red' } });
+    const bad = await api.call('POST', '/api/users', {
+      token: admin,
+      body: { email: 'not-an-email', name: 'x', password, colour: 'red' },
+    });
     expect(bad.status).toBe(422);
     expect(bad.headers.get('content-type')).toMatch(/application\/problem\+json/);
-    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['body.colour', 'body.email']);
+    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      'body.colour',
+      'body.email',
+    ]);
     const notJson = await api.call('POST', '/api/auth/login', { rawBody: '{"email":' });
     expect(notJson.status).toBe(400);
     expect(notJson.body.detail).toMatch(/not valid JSON/);
     const before = await api.deps.db.user.count();
-    expect((await api.call('POST', '/api/users', { token: admin, body: { email: 'admin-dup@example.org', name: 'x', password: 'short' } })).status).toBe(422);
+    expect(
+      (
+        await api.call('POST', '/api/users', {
+          token: admin,
+          body: { email: 'admin-dup@example.org', name: 'x', password: 'short' },
+        })
+      ).status,
+    ).toBe(422);
     expect(await api.deps.db.user.count()).toBe(before);
   });
 
@@ -200,7 +256,9 @@ describe('with an admin, a reviewer and an annotator', () => {
     expect((await api.call('GET', '/api/openapi.json')).status).toBe(401);
     const doc = await api.call('GET', '/api/openapi.json', { token: annotator });
     expect(doc.status).toBe(200);
-    expect(doc.body.components.schemas.UserCreateIn.required).toEqual(expect.arrayContaining(['email', 'name', 'password']));
+    expect(doc.body.components.schemas.UserCreateIn.required).toEqual(
+      expect.arrayContaining(['email', 'name', 'password']),
+    );
     expect(doc.body.paths['/api/users/{user_id}/token'].post['x-required-role']).toBe('admin');
     expect(doc.body.paths['/api/health'].get.security).toEqual([]);
   });
@@ -210,7 +268,9 @@ describe('with an admin, a reviewer and an annotator', () => {
     const m = await api.call('GET', '/api/metrics', { token: annotator });
     expect(m.status).toBe(200);
     expect(m.body).toMatch(/http_request_duration_seconds_bucket\{.*route="\/api\/users\/me"/);
-    expect((await api.call('GET', '/metrics', { token: annotator })).body).toMatch(/process_cpu_user_seconds_total/);
+    expect((await api.call('GET', '/metrics', { token: annotator })).body).toMatch(
+      /process_cpu_user_seconds_total/,
+    );
   });
 });
 

@@ -36,7 +36,10 @@ function stubServer(answer: (body: any) => { status: number; json: unknown }) {
   return {
     received,
     server,
-    listen: () => new Promise<string>((r) => server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))),
+    listen: () =>
+      new Promise<string>((r) =>
+        server.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+      ),
     close: () => new Promise((r) => server.close(r)),
   };
 }
@@ -65,9 +68,25 @@ const openVocab = stubServer((body) => {
 
 const verifier = stubServer((body) => {
   if (verifierFails) return { status: 500, json: { error: 'overloaded' } };
-  const ids = (body.messages[1].content as Array<{ type: string; text?: string }>).flatMap((p) => (p.type === 'text' ? [...(p.text ?? '').matchAll(/Object (o\d+):/g)].map((m) => m[1]!) : []));
-  const verdicts = ids.map((id) => ({ id, verdict: 'confirm', class_name: null, confidence: 0.95, rationale: 'clearly visible' }));
-  return { status: 200, json: { model: 'stub-vlm', choices: [{ message: { role: 'assistant', content: '```json\n' + JSON.stringify({ verdicts }) + '\n```' } }] } };
+  const ids = (body.messages[1].content as Array<{ type: string; text?: string }>).flatMap((p) =>
+    p.type === 'text' ? [...(p.text ?? '').matchAll(/Object (o\d+):/g)].map((m) => m[1]!) : [],
+  );
+  const verdicts = ids.map((id) => ({
+    id,
+    verdict: 'confirm',
+    class_name: null,
+    confidence: 0.95,
+    rationale: 'clearly visible',
+  }));
+  return {
+    status: 200,
+    json: {
+      model: 'stub-vlm',
+      choices: [
+        { message: { role: 'assistant', content: '```json\n' + JSON.stringify({ verdicts }) + '\n```' } },
+      ],
+    },
+  };
 });
 
 beforeAll(async () => {
@@ -75,7 +94,13 @@ beforeAll(async () => {
   frames = await vehicleFrames(2, { width: 960, step: 0.05 });
   const [ovUrl, vUrl] = [await openVocab.listen(), await verifier.listen()];
   api = await startTestApi(
-    testConfig({ DATABASE_URL: db.url, APP_AUTOLABEL__OPEN_VOCAB_URL: ovUrl, APP_AUTOLABEL__VERIFIER_URL: `${vUrl}/v1`, APP_AUTOLABEL__VERIFIER_MODEL: 'stub-vlm', APP_AUTOLABEL__VERIFIER_KEY: 'k-verify' }),
+    testConfig({
+      DATABASE_URL: db.url,
+      APP_AUTOLABEL__OPEN_VOCAB_URL: ovUrl,
+      APP_AUTOLABEL__VERIFIER_URL: `${vUrl}/v1`,
+      APP_AUTOLABEL__VERIFIER_MODEL: 'stub-vlm',
+      APP_AUTOLABEL__VERIFIER_KEY: 'k-verify',
+    }),
   );
 });
 
@@ -90,14 +115,29 @@ async function runSession() {
   const { session, frames: rows } = await createVehicleSession(deps, frames);
   const a = deps.config.autolabel;
   const job = await deps.db.autolabelJob.create({
-    data: { sessionId: session.id, workflowId: `autolabel-${session.id}`, policy: { auto_accept_conf: a.autoAcceptConf, require_agreement: a.requireAgreement, review_low: a.reviewLow } },
+    data: {
+      sessionId: session.id,
+      workflowId: `autolabel-${session.id}`,
+      policy: {
+        auto_accept_conf: a.autoAcceptConf,
+        require_agreement: a.requireAgreement,
+        review_low: a.reviewLow,
+      },
+    },
   });
-  await new MockActivityEnvironment().run(createAutolabelActivities({ config: deps.config, db: deps.db, storage: deps.storage }).autolabelSession, { jobId: job.id, sessionId: session.id });
-  const objects = await deps.db.annoObject.findMany({ where: { frame: { sessionId: session.id } }, include: { class: true, provenance: true, frame: true } });
+  await new MockActivityEnvironment().run(
+    createAutolabelActivities({ config: deps.config, db: deps.db, storage: deps.storage }).autolabelSession,
+    { jobId: job.id, sessionId: session.id },
+  );
+  const objects = await deps.db.annoObject.findMany({
+    where: { frame: { sessionId: session.id } },
+    include: { class: true, provenance: true, frame: true },
+  });
   return { rows, job: await deps.db.autolabelJob.findUniqueOrThrow({ where: { id: job.id } }), objects };
 }
 
-const trace = (o: { provenance: Array<{ reasonerTrace: unknown }> }) => o.provenance[0]!.reasonerTrace as { verifier: any; paths_ran: string[] };
+const trace = (o: { provenance: Array<{ reasonerTrace: unknown }> }) =>
+  o.provenance[0]!.reasonerTrace as { verifier: any; paths_ran: string[] };
 
 describe('three paths, fused', () => {
   let run: Awaited<ReturnType<typeof runSession>>;
@@ -126,7 +166,17 @@ describe('three paths, fused', () => {
       expect(p.paths).toEqual(['closed_set', 'open_vocab']);
       expect(p.agreement).toBe(1);
       expect(Object.keys(p.rawConfidences as object).sort()).toEqual(['closed_set', 'open_vocab']);
-      expect(iou({ x1: bus.bbox[0]!, y1: bus.bbox[1]!, x2: bus.bbox[2]!, y2: bus.bbox[3]! }, { x1: frames[0]!.truth.bus[0], y1: frames[0]!.truth.bus[1], x2: frames[0]!.truth.bus[2], y2: frames[0]!.truth.bus[3] })).toBeGreaterThan(0.7);
+      expect(
+        iou(
+          { x1: bus.bbox[0]!, y1: bus.bbox[1]!, x2: bus.bbox[2]!, y2: bus.bbox[3]! },
+          {
+            x1: frames[0]!.truth.bus[0],
+            y1: frames[0]!.truth.bus[1],
+            x2: frames[0]!.truth.bus[2],
+            y2: frames[0]!.truth.bus[3],
+          },
+        ),
+      ).toBeGreaterThan(0.7);
       expect(bus.maskUri).toMatch(/^s3:\/\/masks\/objects\//);
       const doc = await masks.read(bus.maskUri!);
       expect(doc.polygons).toHaveLength(1);
@@ -162,7 +212,8 @@ describe('three paths, fused', () => {
       expect(trace(o).paths_ran).toEqual(['closed_set', 'open_vocab', 'verifier']);
     }
     // Nothing confident or too weak was sent.
-    for (const o of run.objects.filter((x) => !trace(x).verifier)) expect(trace(o).paths_ran).toEqual(['closed_set', 'open_vocab']);
+    for (const o of run.objects.filter((x) => !trace(x).verifier))
+      expect(trace(o).paths_ran).toEqual(['closed_set', 'open_vocab']);
     expect(run.objects.filter((o) => o.class.name === 'bus').every((o) => !trace(o).verifier)).toBe(true);
     expect((run.job.tally as { verifier_asked: number }).verifier_asked).toBe(askedInProvenance.length);
   });
@@ -173,13 +224,20 @@ describe('a verifier that fails', () => {
     verifierFails = true;
     try {
       const run = await runSession();
-      const unverified = run.objects.filter((o) => (o.provenance[0]!.qualityFlags as string[]).includes('unverified'));
+      const unverified = run.objects.filter((o) =>
+        (o.provenance[0]!.qualityFlags as string[]).includes('unverified'),
+      );
       expect(unverified.length).toBeGreaterThan(0);
       for (const o of unverified) {
         expect(o.provenance[0]!.paths).not.toContain('verifier');
-        expect(trace(o).verifier).toEqual({ status: 'failed', reason: expect.stringMatching(/vision-language verifier at .* answered 500/) });
+        expect(trace(o).verifier).toEqual({
+          status: 'failed',
+          reason: expect.stringMatching(/vision-language verifier at .* answered 500/),
+        });
       }
-      expect((run.job.tally as { paths: Record<string, Record<string, number>> }).paths.verifier).toEqual({ failed: 2 });
+      expect((run.job.tally as { paths: Record<string, Record<string, number>> }).paths.verifier).toEqual({
+        failed: 2,
+      });
     } finally {
       verifierFails = false;
     }
@@ -201,27 +259,62 @@ describe('fusion routes', () => {
       ],
       fusion_run_id: 'run-7',
     };
-    const res = await api.call('POST', `/api/fusion/object/${bus.id}/consensus`, { token: reviewer.token, body });
+    const res = await api.call('POST', `/api/fusion/object/${bus.id}/consensus`, {
+      token: reviewer.token,
+      body,
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ paths: ['closed_set', 'open_vocab'], paths_ran: ['closed_set', 'open_vocab', 'verifier'], class_name: 'bus', class_agrees: true, fusion_run_id: 'run-7' });
+    expect(res.body).toMatchObject({
+      paths: ['closed_set', 'open_vocab'],
+      paths_ran: ['closed_set', 'open_vocab', 'verifier'],
+      class_name: 'bus',
+      class_agrees: true,
+      fusion_run_id: 'run-7',
+    });
     expect(res.body.agreement).toBeCloseTo(2 / 3);
     expect(res.body.entropy).toBeCloseTo(-(0.6 * Math.log2(0.6) + 0.4 * Math.log2(0.4)));
-    const newest = await deps.db.provenance.findFirst({ where: { objectId: bus.id }, orderBy: { createdAt: 'desc' } });
+    const newest = await deps.db.provenance.findFirst({
+      where: { objectId: bus.id },
+      orderBy: { createdAt: 'desc' },
+    });
     expect(newest!.qualityFlags).toEqual(['consensus']);
-    expect((await api.call('POST', `/api/fusion/object/${bus.id}/consensus`, { token: reviewer.token, body: { ...body, auto_paths: [] } })).status).toBe(422);
-    expect((await api.call('POST', '/api/fusion/object/00000000-0000-4000-8000-000000000000/consensus', { token: reviewer.token, body })).status).toBe(404);
+    expect(
+      (
+        await api.call('POST', `/api/fusion/object/${bus.id}/consensus`, {
+          token: reviewer.token,
+          body: { ...body, auto_paths: [] },
+        })
+      ).status,
+    ).toBe(422);
+    expect(
+      (
+        await api.call('POST', '/api/fusion/object/00000000-0000-4000-8000-000000000000/consensus', {
+          token: reviewer.token,
+          body,
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('uncertainty lists what the verifier would be asked under a policy', async () => {
     const annotator = await createUserWithToken(api.deps, 'annotator');
     const run = await runSession();
     const sessionId = run.rows[0]!.sessionId;
-    const loose = await api.call('POST', '/api/fusion/uncertainty', { token: annotator.token, body: { session_id: sessionId, policy: { auto_accept_conf: 0.99, review_low: 0.3 } } });
+    const loose = await api.call('POST', '/api/fusion/uncertainty', {
+      token: annotator.token,
+      body: { session_id: sessionId, policy: { auto_accept_conf: 0.99, review_low: 0.3 } },
+    });
     expect(loose.status).toBe(200);
     expect(loose.body.policy).toEqual({ auto_accept_conf: 0.99, require_agreement: false, review_low: 0.3 });
     const ids = new Set(loose.body.objects.map((o: { object_id: string }) => o.object_id));
-    for (const o of run.objects) expect(ids.has(o.id)).toBe((o.conf! >= 0.3 && o.conf! < 0.99) || (o.conf! >= 0.99 && o.provenance[0]!.entropy! > 0.5));
-    const bad = await api.call('POST', '/api/fusion/uncertainty', { token: annotator.token, body: { session_id: sessionId, policy: { review_low: 0.9, auto_accept_conf: 0.5 } } });
+    for (const o of run.objects)
+      expect(ids.has(o.id)).toBe(
+        (o.conf! >= 0.3 && o.conf! < 0.99) || (o.conf! >= 0.99 && o.provenance[0]!.entropy! > 0.5),
+      );
+    const bad = await api.call('POST', '/api/fusion/uncertainty', {
+      token: annotator.token,
+      body: { session_id: sessionId, policy: { review_low: 0.9, auto_accept_conf: 0.5 } },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].field).toBe('body.review_low');
   });

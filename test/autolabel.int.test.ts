@@ -22,7 +22,16 @@ let gpu: { worker: Worker; running: Promise<void> };
 beforeAll(async () => {
   stack = await startIngestStack();
   const { deps } = stack.api;
-  const w = await createGpuWorker({ connection: stack.env.nativeConnection, config: stack.config, activities: createGpuActivities({ config: stack.config, db: deps.db, storage: deps.storage, events: deps.events }) });
+  const w = await createGpuWorker({
+    connection: stack.env.nativeConnection,
+    config: stack.config,
+    activities: createGpuActivities({
+      config: stack.config,
+      db: deps.db,
+      storage: deps.storage,
+      events: deps.events,
+    }),
+  });
   gpu = { worker: w, running: w.run() };
 });
 
@@ -35,7 +44,10 @@ afterAll(async () => {
 const toBox = (b: readonly number[]) => ({ x1: b[0]!, y1: b[1]!, x2: b[2]!, y2: b[3]! });
 
 async function start(sessionId: string, body: Record<string, unknown> = {}) {
-  const res = await stack.api.call('POST', '/api/autolabel/start', { token: stack.reviewer, body: { session_id: sessionId, ...body } });
+  const res = await stack.api.call('POST', '/api/autolabel/start', {
+    token: stack.reviewer,
+    body: { session_id: sessionId, ...body },
+  });
   if (res.status !== 202) throw new Error(`start: ${res.status} ${JSON.stringify(res.body)}`);
   return res;
 }
@@ -43,7 +55,11 @@ async function start(sessionId: string, body: Record<string, unknown> = {}) {
 const finish = (workflowId: string) => stack.env.client.workflow.getHandle(workflowId).result();
 
 const objectsOf = (sessionId: string) =>
-  stack.api.deps.db.annoObject.findMany({ where: { frame: { sessionId } }, include: { class: true, provenance: true, frame: { select: { index: true } } }, orderBy: [{ frame: { index: 'asc' } }, { idemKey: 'asc' }] });
+  stack.api.deps.db.annoObject.findMany({
+    where: { frame: { sessionId } },
+    include: { class: true, provenance: true, frame: { select: { index: true } } },
+    orderBy: [{ frame: { index: 'asc' } }, { idemKey: 'asc' }],
+  });
 
 describe('the closed-set path on real driving frames', () => {
   let frames: VehicleFrame[];
@@ -60,20 +76,30 @@ describe('the closed-set path on real driving frames', () => {
   it('answers 202 with the job, the workflow autolabel-<session_id> and a Location', () => {
     expect(started.body.workflow_id).toBe(`autolabel-${sessionId}`);
     expect(started.headers.get('location')).toBe(`/api/autolabel/${started.body.job_id}`);
-    expect(started.body.policy).toEqual({ auto_accept_conf: 0.8, require_agreement: false, review_low: 0.35 });
+    expect(started.body.policy).toEqual({
+      auto_accept_conf: 0.8,
+      require_agreement: false,
+      review_low: 0.35,
+    });
   });
 
   it('finds the bus and the motorcycle where the photographs put them, as ontology classes', async () => {
     const objects = await objectsOf(sessionId);
     for (const [i, f] of frames.entries()) {
       const onFrame = objects.filter((o) => o.frame.index === i);
-      const best = (cls: string, truth: readonly number[]) => Math.max(0, ...onFrame.filter((o) => o.class.name === cls).map((o) => iou(toBox(o.bbox), toBox(truth))));
+      const best = (cls: string, truth: readonly number[]) =>
+        Math.max(
+          0,
+          ...onFrame.filter((o) => o.class.name === cls).map((o) => iou(toBox(o.bbox), toBox(truth))),
+        );
       expect(best('bus', f.truth.bus)).toBeGreaterThan(0.6);
       expect(best('motorcycle', f.truth.motorcycle)).toBeGreaterThan(0.5);
       // The pedestrians in the street photograph.
       expect(onFrame.filter((o) => o.class.name === 'person').length).toBeGreaterThanOrEqual(2);
       // Nothing is found on the empty grey part of the frame.
-      expect(onFrame.filter((o) => o.bbox[0]! > f.width * 0.62 && o.bbox[3]! < f.truth.motorcycle[1])).toHaveLength(0);
+      expect(
+        onFrame.filter((o) => o.bbox[0]! > f.width * 0.62 && o.bbox[3]! < f.truth.motorcycle[1]),
+      ).toHaveLength(0);
     }
   });
 
@@ -87,23 +113,46 @@ describe('the closed-set path on real driving frames', () => {
       const p = o.provenance[0]!;
       expect(p.paths).toEqual(['closed_set']);
       expect(p.agreement).toBe(1);
-      expect((p.rawConfidences as Record<string, { score: number }>).closed_set!.score).toBeCloseTo(o.conf!, 6);
-      const trace = p.reasonerTrace as { paths: Record<string, { status: string; reason?: string }>; paths_ran: string[]; critic: { ran: string[]; skipped: Array<{ check: string }> } };
+      expect((p.rawConfidences as Record<string, { score: number }>).closed_set!.score).toBeCloseTo(
+        o.conf!,
+        6,
+      );
+      const trace = p.reasonerTrace as {
+        paths: Record<string, { status: string; reason?: string }>;
+        paths_ran: string[];
+        critic: { ran: string[]; skipped: Array<{ check: string }> };
+      };
       expect(trace.paths_ran).toEqual(['closed_set']);
-      expect(trace.paths.open_vocab).toEqual({ status: 'refused', reason: expect.stringMatching(/APP_AUTOLABEL__OPEN_VOCAB_URL/) });
+      expect(trace.paths.open_vocab).toEqual({
+        status: 'refused',
+        reason: expect.stringMatching(/APP_AUTOLABEL__OPEN_VOCAB_URL/),
+      });
       expect(trace.critic.skipped.map((s) => s.check)).toContain('cross_modal');
     }
     const bus = objects.find((o) => o.class.name === 'bus')!;
     expect(bus.state).toBe('auto_accept');
-    expect((bus.provenance[0]!.rawConfidences as Record<string, { label: string }>).closed_set!.label).toBe('bus');
+    expect((bus.provenance[0]!.rawConfidences as Record<string, { label: string }>).closed_set!.label).toBe(
+      'bus',
+    );
   });
 
   it('reports the job: frames, objects by state, and why the other paths did not run', async () => {
     const res = await stack.api.call('GET', started.headers.get('location')!, { token: stack.annotator });
     expect(res.status).toBe(200);
     const objects = await objectsOf(sessionId);
-    expect(res.body).toMatchObject({ state: 'completed', frames_planned: 2, frames_done: 2, objects_created: objects.length, progress: 1, attempts: 1, resumed_from: null });
-    const states = objects.reduce<Record<string, number>>((m, o) => ({ ...m, [o.state]: (m[o.state] ?? 0) + 1 }), {});
+    expect(res.body).toMatchObject({
+      state: 'completed',
+      frames_planned: 2,
+      frames_done: 2,
+      objects_created: objects.length,
+      progress: 1,
+      attempts: 1,
+      resumed_from: null,
+    });
+    const states = objects.reduce<Record<string, number>>(
+      (m, o) => ({ ...m, [o.state]: (m[o.state] ?? 0) + 1 }),
+      {},
+    );
     expect(res.body.tally.states).toEqual(states);
     expect(res.body.tally.paths.closed_set).toEqual({ ran: 2 });
     expect(res.body.tally.paths.open_vocab).toEqual({ refused: 2 });
@@ -112,9 +161,14 @@ describe('the closed-set path on real driving frames', () => {
 
   it('records its workflow history, which replays against the current code', async () => {
     if (!fs.existsSync(HISTORY) || process.env.RECORD_HISTORIES === '1') {
-      fs.writeFileSync(HISTORY, historyToJSON(await stack.env.client.workflow.getHandle(started.body.workflow_id).fetchHistory()));
+      fs.writeFileSync(
+        HISTORY,
+        historyToJSON(await stack.env.client.workflow.getHandle(started.body.workflow_id).fetchHistory()),
+      );
     }
-    await expect(replayRecordedHistory(HISTORY, require.resolve('../workflows'), 'recorded')).resolves.toBeUndefined();
+    await expect(
+      replayRecordedHistory(HISTORY, require.resolve('../workflows'), 'recorded'),
+    ).resolves.toBeUndefined();
   });
 });
 
@@ -122,35 +176,87 @@ describe('starting', () => {
   it('refuses a quarantined session with a readable reason and leaves no job', async () => {
     const { db } = stack.api.deps;
     const { session } = await createVehicleSession(stack.api.deps, await vehicleFrames(1, { width: 320 }));
-    await db.sessionHealthOverride.create({ data: { sessionId: session.id, quarantined: true, reason: 'camera fogged' } });
-    const res = await stack.api.call('POST', '/api/autolabel/start', { token: stack.reviewer, body: { session_id: session.id } });
+    await db.sessionHealthOverride.create({
+      data: { sessionId: session.id, quarantined: true, reason: 'camera fogged' },
+    });
+    const res = await stack.api.call('POST', '/api/autolabel/start', {
+      token: stack.reviewer,
+      body: { session_id: session.id },
+    });
     expect(res.status).toBe(422);
     expect(res.headers.get('content-type')).toMatch(/problem\+json/);
-    expect(res.body.detail).toMatch(/quarantined by an admin override \(camera fogged\).*auto-label is refused/);
+    expect(res.body.detail).toMatch(
+      /quarantined by an admin override \(camera fogged\).*auto-label is refused/,
+    );
     expect(await db.autolabelJob.count({ where: { sessionId: session.id } })).toBe(0);
   });
 
   it('answers bad input with problem+json naming the field, an unknown session with 404, a low role with 403', async () => {
-    const bad = await stack.api.call('POST', '/api/autolabel/start', { token: stack.reviewer, body: { session_id: 'x', limit: 0, extra: 1 } });
+    const bad = await stack.api.call('POST', '/api/autolabel/start', {
+      token: stack.reviewer,
+      body: { session_id: 'x', limit: 0, extra: 1 },
+    });
     expect(bad.status).toBe(422);
-    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['body.extra', 'body.limit']);
-    expect((await stack.api.call('POST', '/api/autolabel/start', { token: stack.reviewer, body: { session_id: '00000000-0000-4000-8000-000000000000' } })).status).toBe(404);
-    expect((await stack.api.call('POST', '/api/autolabel/start', { token: stack.reviewer, body: { session_id: 'not-a-uuid' } })).status).toBe(404);
-    expect((await stack.api.call('POST', '/api/autolabel/start', { token: stack.annotator, body: { session_id: 'x' } })).status).toBe(403);
-    const cloud = await stack.api.call('POST', '/api/autolabel/start', { token: stack.reviewer, body: { session_id: 'x', compute_target: 'cloud' } });
+    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      'body.extra',
+      'body.limit',
+    ]);
+    expect(
+      (
+        await stack.api.call('POST', '/api/autolabel/start', {
+          token: stack.reviewer,
+          body: { session_id: '00000000-0000-4000-8000-000000000000' },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await stack.api.call('POST', '/api/autolabel/start', {
+          token: stack.reviewer,
+          body: { session_id: 'not-a-uuid' },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await stack.api.call('POST', '/api/autolabel/start', {
+          token: stack.annotator,
+          body: { session_id: 'x' },
+        })
+      ).status,
+    ).toBe(403);
+    const cloud = await stack.api.call('POST', '/api/autolabel/start', {
+      token: stack.reviewer,
+      body: { session_id: 'x', compute_target: 'cloud' },
+    });
     expect(cloud.status).toBe(422);
     expect(cloud.body.detail).toMatch(/compute target "cloud" is not available/);
-    expect((await stack.api.call('GET', '/api/autolabel/00000000-0000-4000-8000-000000000000', { token: stack.annotator })).status).toBe(404);
+    expect(
+      (
+        await stack.api.call('GET', '/api/autolabel/00000000-0000-4000-8000-000000000000', {
+          token: stack.annotator,
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it('honours limit and only_unlabelled', async () => {
     const { db } = stack.api.deps;
-    const { session, frames } = await createVehicleSession(stack.api.deps, await vehicleFrames(4, { width: 320 }));
-    const human = await stack.api.call('POST', `/api/frames/${frames[0]!.id}/objects`, { token: stack.reviewer, body: { class_name: 'car', bbox: [10, 10, 60, 60] } });
+    const { session, frames } = await createVehicleSession(
+      stack.api.deps,
+      await vehicleFrames(4, { width: 320 }),
+    );
+    const human = await stack.api.call('POST', `/api/frames/${frames[0]!.id}/objects`, {
+      token: stack.reviewer,
+      body: { class_name: 'car', bbox: [10, 10, 60, 60] },
+    });
     expect(human.status).toBe(201);
     const res = await start(session.id, { only_unlabelled: true, limit: 2 });
     await finish(res.body.workflow_id);
-    const labelled = await db.annoObject.findMany({ where: { frame: { sessionId: session.id }, source: 'fused' }, select: { frame: { select: { index: true } } } });
+    const labelled = await db.annoObject.findMany({
+      where: { frame: { sessionId: session.id }, source: 'fused' },
+      select: { frame: { select: { index: true } } },
+    });
     expect([...new Set(labelled.map((o) => o.frame.index))].sort()).toEqual([1, 2]);
     expect((await db.autolabelJob.findUniqueOrThrow({ where: { id: res.body.job_id } })).framesDone).toBe(2);
   });
@@ -165,7 +271,10 @@ describe('the GPU slot', () => {
     const ids = [ra.body.job_id, rb.body.job_id];
 
     // A second start of a session that is queued or running is refused, leaving one job.
-    const dup = await stack.api.call('POST', '/api/autolabel/start', { token: stack.reviewer, body: { session_id: a.session.id } });
+    const dup = await stack.api.call('POST', '/api/autolabel/start', {
+      token: stack.reviewer,
+      body: { session_id: a.session.id },
+    });
     expect(dup.status).toBe(409);
     expect(await db.autolabelJob.count({ where: { sessionId: a.session.id } })).toBe(1);
 
@@ -174,14 +283,20 @@ describe('the GPU slot', () => {
       const slot = await stack.api.call('GET', '/api/gpu/slot', { token: stack.annotator });
       expect(slot.status).toBe(200);
       const holder = slot.body.holder?.holder_id as string | undefined;
-      const queued = (slot.body.queue as Array<{ job_id: string }>).map((q) => q.job_id).filter((id) => ids.includes(id));
-      if (holder && ids.includes(holder) && queued.length === 1 && queued[0] !== holder) seen = { holder, queued };
+      const queued = (slot.body.queue as Array<{ job_id: string }>)
+        .map((q) => q.job_id)
+        .filter((id) => ids.includes(id));
+      if (holder && ids.includes(holder) && queued.length === 1 && queued[0] !== holder)
+        seen = { holder, queued };
       else await new Promise((r) => setTimeout(r, 50));
     }
     expect(seen).not.toBeNull();
 
     await Promise.all([finish(ra.body.workflow_id), finish(rb.body.workflow_id)]);
-    const jobs = await db.autolabelJob.findMany({ where: { id: { in: ids } }, orderBy: { startedAt: 'asc' } });
+    const jobs = await db.autolabelJob.findMany({
+      where: { id: { in: ids } },
+      orderBy: { startedAt: 'asc' },
+    });
     expect(jobs.map((j) => j.state)).toEqual(['completed', 'completed']);
     expect(jobs[0]!.id).toBe(seen!.holder);
     expect(jobs[0]!.finishedAt!.getTime()).toBeLessThanOrEqual(jobs[1]!.startedAt!.getTime());
@@ -193,16 +308,37 @@ describe('the GPU slot', () => {
 describe('redetect-all', () => {
   it('deletes and regenerates machine-source objects frame by frame and never touches human or imported ones', async () => {
     const { db } = stack.api.deps;
-    const { session, frames } = await createVehicleSession(stack.api.deps, await vehicleFrames(2, { width: 640 }));
+    const { session, frames } = await createVehicleSession(
+      stack.api.deps,
+      await vehicleFrames(2, { width: 640 }),
+    );
     await finish((await start(session.id)).body.workflow_id);
-    const fusedBefore = await db.annoObject.findMany({ where: { frame: { sessionId: session.id }, source: 'fused' } });
+    const fusedBefore = await db.annoObject.findMany({
+      where: { frame: { sessionId: session.id }, source: 'fused' },
+    });
     expect(fusedBefore.length).toBeGreaterThan(0);
-    const human = await stack.api.call('POST', `/api/frames/${frames[0]!.id}/objects`, { token: stack.reviewer, body: { class_name: 'bus', bbox: [5, 20, 300, 280] } });
+    const human = await stack.api.call('POST', `/api/frames/${frames[0]!.id}/objects`, {
+      token: stack.reviewer,
+      body: { class_name: 'bus', bbox: [5, 20, 300, 280] },
+    });
     expect(human.status).toBe(201);
-    const imported = await db.annoObject.create({ data: { frameId: frames[1]!.id, bbox: [1, 1, 50, 50], classId: 1, source: 'imported', state: 'accepted' } });
-    const legacy = await db.annoObject.create({ data: { frameId: frames[1]!.id, bbox: [2, 2, 40, 40], classId: 1, source: 'interp', state: 'review' } });
+    const imported = await db.annoObject.create({
+      data: {
+        frameId: frames[1]!.id,
+        bbox: [1, 1, 50, 50],
+        classId: 1,
+        source: 'imported',
+        state: 'accepted',
+      },
+    });
+    const legacy = await db.annoObject.create({
+      data: { frameId: frames[1]!.id, bbox: [2, 2, 40, 40], classId: 1, source: 'interp', state: 'review' },
+    });
 
-    const res = await stack.api.call('POST', '/api/autolabel/redetect-all', { token: stack.admin, body: { session_ids: [session.id] } });
+    const res = await stack.api.call('POST', '/api/autolabel/redetect-all', {
+      token: stack.admin,
+      body: { session_ids: [session.id] },
+    });
     expect(res.status).toBe(202);
     expect(res.body.skipped).toEqual([]);
     await finish(res.body.started[0].workflow_id);
@@ -216,16 +352,38 @@ describe('redetect-all', () => {
     const fusedAfter = after.filter((o) => o.source === 'fused');
     expect(fusedAfter).toHaveLength(fusedBefore.length);
     const job = await db.autolabelJob.findUniqueOrThrow({ where: { id: res.body.started[0].job_id } });
-    expect(job).toMatchObject({ mode: 'redetect', objectsDeleted: fusedBefore.length + 1, objectsCreated: fusedAfter.length });
-    expect(await db.auditLog.count({ where: { action: 'autolabel.frame', detail: { path: ['job_id'], equals: job.id } } })).toBe(2);
+    expect(job).toMatchObject({
+      mode: 'redetect',
+      objectsDeleted: fusedBefore.length + 1,
+      objectsCreated: fusedAfter.length,
+    });
+    expect(
+      await db.auditLog.count({
+        where: { action: 'autolabel.frame', detail: { path: ['job_id'], equals: job.id } },
+      }),
+    ).toBe(2);
   });
 
   it('only an admin may redetect, and a quarantined session is skipped with its reason', async () => {
     const { session } = await createVehicleSession(stack.api.deps, await vehicleFrames(1, { width: 320 }));
-    await stack.api.deps.db.sessionHealthOverride.create({ data: { sessionId: session.id, quarantined: true, reason: 'bad clock' } });
-    expect((await stack.api.call('POST', '/api/autolabel/redetect-all', { token: stack.reviewer, body: { session_ids: [session.id] } })).status).toBe(403);
-    const res = await stack.api.call('POST', '/api/autolabel/redetect-all', { token: stack.admin, body: { session_ids: [session.id] } });
+    await stack.api.deps.db.sessionHealthOverride.create({
+      data: { sessionId: session.id, quarantined: true, reason: 'bad clock' },
+    });
+    expect(
+      (
+        await stack.api.call('POST', '/api/autolabel/redetect-all', {
+          token: stack.reviewer,
+          body: { session_ids: [session.id] },
+        })
+      ).status,
+    ).toBe(403);
+    const res = await stack.api.call('POST', '/api/autolabel/redetect-all', {
+      token: stack.admin,
+      body: { session_ids: [session.id] },
+    });
     expect(res.status).toBe(422);
-    expect(res.body.skipped).toEqual([{ session_id: session.id, reason: expect.stringMatching(/quarantined/) }]);
+    expect(res.body.skipped).toEqual([
+      { session_id: session.id, reason: expect.stringMatching(/quarantined/) },
+    ]);
   });
 });

@@ -30,7 +30,10 @@ it('names the vehicle in a drawn box, best class first, with ontology ids', asyn
   const bus = await classify({ frame_id: frameId, box: frame.truth.bus });
   expect(bus.status).toBe(200);
   expect(bus.body.model).toMatch(/^yolox_nano\.onnx@/);
-  expect(bus.body.candidates[0]).toMatchObject({ class_name: COCO_TO_ONTOLOGY.bus, class_id: expect.any(Number) });
+  expect(bus.body.candidates[0]).toMatchObject({
+    class_name: COCO_TO_ONTOLOGY.bus,
+    class_id: expect.any(Number),
+  });
   expect(bus.body.candidates[0].score).toBeGreaterThan(0.3);
 
   const moto = await classify({ frame_id: frameId, box: frame.truth.motorcycle });
@@ -47,13 +50,20 @@ it('suggests nothing for a box around empty road rather than guessing', async ()
 it('answers bad input and unknown frames clearly', async () => {
   expect((await classify({ frame_id: frameId, box: [10, 10, 5, 5] })).status).toBe(422);
   expect((await classify({ frame_id: frameId, box: [1, 2, 3] })).body.errors[0].field).toBe('body.box');
-  expect((await classify({ frame_id: '00000000-0000-4000-8000-000000000000', box: [0, 0, 10, 10] })).status).toBe(404);
+  expect(
+    (await classify({ frame_id: '00000000-0000-4000-8000-000000000000', box: [0, 0, 10, 10] })).status,
+  ).toBe(404);
 });
 
 it('refuses by name when the closed-set model is missing', async () => {
-  const noModel = await startTestApi(testConfig({ DATABASE_URL: db.url, APP_MODELS__CLOSED_SET_DETECTOR: 'absent.onnx' }));
+  const noModel = await startTestApi(
+    testConfig({ DATABASE_URL: db.url, APP_MODELS__CLOSED_SET_DETECTOR: 'absent.onnx' }),
+  );
   try {
-    const res = await noModel.call('POST', '/api/objects/classify', { token, body: { frame_id: frameId, box: frame.truth.bus } });
+    const res = await noModel.call('POST', '/api/objects/classify', {
+      token,
+      body: { frame_id: frameId, box: frame.truth.bus },
+    });
     expect(res.status).toBe(503);
     expect(res.body.detail).toMatch(/closedSetDetector.*absent\.onnx/);
   } finally {

@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadClosedSetDetector, residentClosedSetDetector, type ClosedSetDetector, type ClosedSetResult } from '../activities/detect/closed-set';
+import {
+  loadClosedSetDetector,
+  residentClosedSetDetector,
+  type ClosedSetDetector,
+  type ClosedSetResult,
+} from '../activities/detect/closed-set';
 import { decodeFrame } from '../activities/detect/frame-image';
 import { UnavailableError } from '../core/errors';
 import { vehicleFrames, type VehicleFrame } from './fixtures/media/vehicles';
@@ -18,7 +23,13 @@ let frames: VehicleFrame[];
 
 /** Detections rounded to 0.01 px and 0.001 in score: another thread count may sum in another order. */
 const boxes = (r: ClosedSetResult) =>
-  r.run.status === 'ran' ? r.run.detections.map((d) => [d.className, ...[d.box.x1, d.box.y1, d.box.x2, d.box.y2].map((v) => Math.round(v * 100) / 100), Math.round(d.score * 1000) / 1000]) : [];
+  r.run.status === 'ran'
+    ? r.run.detections.map((d) => [
+        d.className,
+        ...[d.box.x1, d.box.y1, d.box.x2, d.box.y2].map((v) => Math.round(v * 100) / 100),
+        Math.round(d.score * 1000) / 1000,
+      ])
+    : [];
 
 beforeAll(async () => {
   frames = await vehicleFrames(3, { width: 1280, step: 0.05 });
@@ -46,7 +57,10 @@ describe('the inference thread', () => {
   });
 
   it('runs with the thread count set in config and finds the same objects', async () => {
-    const single = await loadClosedSetDetector({ ...config, models: { ...config.models, closedSetThreads: 1 } });
+    const single = await loadClosedSetDetector({
+      ...config,
+      models: { ...config.models, closedSetThreads: 1 },
+    });
     try {
       const image = await decodeFrame(frames[0]!.jpeg);
       expect(boxes(await single.detect(image))).toEqual(boxes(await detector.detect(image)));
@@ -82,7 +96,10 @@ describe('the resident model', () => {
       const refused = await resident.acquire().catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(UnavailableError);
       expect((refused as Error).message).toMatch(/closedSetDetector.*yolox_nano\.onnx/);
-      fs.copyFileSync(path.join(config.models.dir, config.models.closedSetDetector), path.join(dir, config.models.closedSetDetector));
+      fs.copyFileSync(
+        path.join(config.models.dir, config.models.closedSetDetector),
+        path.join(dir, config.models.closedSetDetector),
+      );
       const loaded = await resident.acquire();
       expect(loaded.model).toMatch(/^yolox_nano\.onnx@[0-9a-f]{12}$/);
     } finally {

@@ -47,7 +47,10 @@ it('sends heartbeats and relays events published by another process', async () =
       resolve();
     }, 300),
   );
-  const text = await readEvents(res, (t) => t.includes('maintenance.scheduled') && (t.match(/event: heartbeat/g) ?? []).length >= 2);
+  const text = await readEvents(
+    res,
+    (t) => t.includes('maintenance.scheduled') && (t.match(/event: heartbeat/g) ?? []).length >= 2,
+  );
   await published;
   expect(text).toMatch(/^retry: 5000/);
   expect(text).toMatch(/event: ready\ndata: \{"stream":"system"/);

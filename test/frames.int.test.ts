@@ -34,9 +34,16 @@ afterAll(async () => {
 });
 
 /** A raw fetch: the image routes answer bytes, not JSON. */
-async function image(frameId: string, role: keyof typeof tokens, opts: { variant?: string; headers?: Record<string, string>; method?: string } = {}) {
+async function image(
+  frameId: string,
+  role: keyof typeof tokens,
+  opts: { variant?: string; headers?: Record<string, string>; method?: string } = {},
+) {
   const q = opts.variant ? `?variant=${opts.variant}` : '';
-  const res = await fetch(`${api.url}/api/frames/${frameId}/image${q}`, { method: opts.method ?? 'GET', headers: { authorization: `Bearer ${tokens[role]}`, ...opts.headers } });
+  const res = await fetch(`${api.url}/api/frames/${frameId}/image${q}`, {
+    method: opts.method ?? 'GET',
+    headers: { authorization: `Bearer ${tokens[role]}`, ...opts.headers },
+  });
   const bytes = Buffer.from(await res.arrayBuffer());
   return { status: res.status, headers: res.headers, bytes, json: () => JSON.parse(bytes.toString('utf8')) };
 }
@@ -44,16 +51,32 @@ async function image(frameId: string, role: keyof typeof tokens, opts: { variant
 describe('GET /api/frames/{frame_id}', () => {
   it('describes the frame with its PII audit', async () => {
     const frame = withRedaction.frames[1]!;
-    await api.deps.db.piiAudit.create({ data: { frameId: frame.id, nFaces: 1, regions: [{ kind: 'face', box: [1, 2, 3, 4] }] } });
+    await api.deps.db.piiAudit.create({
+      data: { frameId: frame.id, nFaces: 1, regions: [{ kind: 'face', box: [1, 2, 3, 4] }] },
+    });
     const res = await api.call('GET', `/api/frames/${frame.id}`, { token: tokens.annotator });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: frame.id, session_id: withRedaction.session.id, index: 1, width: 64, height: 48, redacted: true, pii: { examined: true, n_faces: 1, n_plates: 0 } });
+    expect(res.body).toMatchObject({
+      id: frame.id,
+      session_id: withRedaction.session.id,
+      index: 1,
+      width: 64,
+      height: 48,
+      redacted: true,
+      pii: { examined: true, n_faces: 1, n_plates: 0 },
+    });
     expect(res.body).not.toHaveProperty('uri'); // storage locations stay inside
-    expect((await api.call('GET', `/api/frames/${withoutRedaction.frames[0]!.id}`, { token: tokens.annotator })).body.pii).toBeNull();
+    expect(
+      (await api.call('GET', `/api/frames/${withoutRedaction.frames[0]!.id}`, { token: tokens.annotator }))
+        .body.pii,
+    ).toBeNull();
   });
 
   it('answers unknown and malformed ids with problem+json', async () => {
-    expect((await api.call('GET', '/api/frames/00000000-0000-4000-8000-000000000000', { token: tokens.annotator })).status).toBe(404);
+    expect(
+      (await api.call('GET', '/api/frames/00000000-0000-4000-8000-000000000000', { token: tokens.annotator }))
+        .status,
+    ).toBe(404);
     const bad = await api.call('GET', '/api/frames/12345', { token: tokens.annotator });
     expect(bad.status).toBe(422);
     expect(bad.body.errors).toEqual([{ field: 'path.frame_id', message: 'must be a UUID' }]);
@@ -101,7 +124,11 @@ describe('GET /api/frames/{frame_id}/image by role', () => {
   });
 
   it('answers 404 when the stored image is gone', async () => {
-    const { session } = await createSessionFixture(api.deps, { frames: 1, storeImages: false, redacted: true });
+    const { session } = await createSessionFixture(api.deps, {
+      frames: 1,
+      storeImages: false,
+      redacted: true,
+    });
     const frame = await api.deps.db.frame.findFirstOrThrow({ where: { sessionId: session.id } });
     const res = await image(frame.id, 'admin', { variant: 'original' });
     expect(res.status).toBe(404);
@@ -129,10 +156,20 @@ describe('caching headers', () => {
     const notModified = await image(id(), 'annotator', { headers: { 'if-none-match': etag } });
     expect(notModified.status).toBe(304);
     expect(notModified.bytes.length).toBe(0);
-    expect((await image(id(), 'annotator', { headers: { 'if-modified-since': first.headers.get('last-modified')! } })).status).toBe(304);
-    expect((await image(id(), 'annotator', { headers: { 'if-none-match': '"redacted-stale"' } })).status).toBe(200);
+    expect(
+      (
+        await image(id(), 'annotator', {
+          headers: { 'if-modified-since': first.headers.get('last-modified')! },
+        })
+      ).status,
+    ).toBe(304);
+    expect(
+      (await image(id(), 'annotator', { headers: { 'if-none-match': '"redacted-stale"' } })).status,
+    ).toBe(200);
     // The redacted copy's tag never validates the original.
-    expect((await image(id(), 'admin', { variant: 'original', headers: { 'if-none-match': etag } })).status).toBe(200);
+    expect(
+      (await image(id(), 'admin', { variant: 'original', headers: { 'if-none-match': etag } })).status,
+    ).toBe(200);
   });
 });
 
@@ -162,17 +199,25 @@ describe('range requests', () => {
   });
 
   it('answers the whole image to a malformed range, to several ranges, and when If-Range is stale', async () => {
-    const cases: Array<Record<string, string>> = [{ range: 'bytes=abc' }, { range: 'bytes=0-10, 500-600' }, { range: 'bytes=0-10', 'if-range': '"redacted-old"' }];
+    const cases: Array<Record<string, string>> = [
+      { range: 'bytes=abc' },
+      { range: 'bytes=0-10, 500-600' },
+      { range: 'bytes=0-10', 'if-range': '"redacted-old"' },
+    ];
     for (const headers of cases) {
       const res = await image(id(), 'annotator', { headers });
       expect({ headers, status: res.status }).toEqual({ headers, status: 200 });
       expect(res.bytes.equals(redacted)).toBe(true);
     }
     const etag = (await image(id(), 'annotator')).headers.get('etag')!;
-    expect((await image(id(), 'annotator', { headers: { range: 'bytes=0-10', 'if-range': etag } })).status).toBe(206);
+    expect(
+      (await image(id(), 'annotator', { headers: { range: 'bytes=0-10', 'if-range': etag } })).status,
+    ).toBe(206);
   });
 
   it('does not let a range reach the original for an annotator', async () => {
-    expect((await image(id(), 'annotator', { variant: 'original', headers: { range: 'bytes=0-10' } })).status).toBe(403);
+    expect(
+      (await image(id(), 'annotator', { variant: 'original', headers: { range: 'bytes=0-10' } })).status,
+    ).toBe(403);
   });
 });

@@ -48,25 +48,58 @@ describe('frame-at and annotations-at', () => {
       const res = await at(q);
       expect({ q, status: res.status }).toEqual({ q, status: 422 });
     }
-    expect((await get('/api/inspector/sessions/00000000-0000-4000-8000-000000000000/frame-at?t=1')).status).toBe(404);
+    expect(
+      (await get('/api/inspector/sessions/00000000-0000-4000-8000-000000000000/frame-at?t=1')).status,
+    ).toBe(404);
     expect((await get('/api/inspector/sessions/abc/frame-at?t=1')).status).toBe(422);
   });
 
   it("returns the frame's annotation objects", async () => {
-    const cls = await api.deps.db.ontologyClass.create({ data: { name: `inspector-test-car-${Date.now()}`, l0: 'object', l1: 'vehicle' } });
+    const cls = await api.deps.db.ontologyClass.create({
+      data: { name: `inspector-test-car-${Date.now()}`, l0: 'object', l1: 'vehicle' },
+    });
     const frame = drive.frames[2]!;
-    await api.deps.db.annoObject.create({ data: { frameId: frame.id, bbox: [1, 2, 30, 40], classId: cls.id, source: 'human', state: 'accepted', conf: 0.9 } });
-    await api.deps.db.annoObject.create({ data: { frameId: drive.frames[3]!.id, bbox: [5, 5, 9, 9], classId: cls.id, source: 'fused', state: 'review' } });
+    await api.deps.db.annoObject.create({
+      data: {
+        frameId: frame.id,
+        bbox: [1, 2, 30, 40],
+        classId: cls.id,
+        source: 'human',
+        state: 'accepted',
+        conf: 0.9,
+      },
+    });
+    await api.deps.db.annoObject.create({
+      data: {
+        frameId: drive.frames[3]!.id,
+        bbox: [5, 5, 9, 9],
+        classId: cls.id,
+        source: 'fused',
+        state: 'review',
+      },
+    });
     const res = await get(`/api/inspector/sessions/${drive.session.id}/annotations-at?t=700`);
     expect(res.status).toBe(200);
     expect(res.body.frame.id).toBe(frame.id);
-    expect(res.body.objects).toEqual([expect.objectContaining({ frame_id: frame.id, bbox: [1, 2, 30, 40], class_id: cls.id, state: 'accepted', source: 'human' })]);
+    expect(res.body.objects).toEqual([
+      expect.objectContaining({
+        frame_id: frame.id,
+        bbox: [1, 2, 30, 40],
+        class_id: cls.id,
+        state: 'accepted',
+        source: 'human',
+      }),
+    ]);
   });
 });
 
 describe('inspector sessions and events', () => {
   it('lists sessions with their gate verdict, filtered by quarantine', async () => {
-    const q = await createSessionFixture(api.deps, { frames: 1, storeImages: false, session: { quarantined: true, vehicleId: 'rig-q' } });
+    const q = await createSessionFixture(api.deps, {
+      frames: 1,
+      storeImages: false,
+      session: { quarantined: true, vehicleId: 'rig-q' },
+    });
     const all = (await get('/api/inspector/sessions')).body.items;
     expect(all.map((s: any) => s.id)).toEqual(expect.arrayContaining([drive.session.id, q.session.id]));
     expect(all[0].gate).toMatchObject({ verdict: 'uninspected', indexer_version: 'inspector@1' });
@@ -77,10 +110,16 @@ describe('inspector sessions and events', () => {
   });
 
   it("shows the session's event log, newest first", async () => {
-    const rec = await api.call('POST', `/api/inspector/sessions/${drive.session.id}/health`, { token: reviewer, body: { indexer_version: 'calib-checker@1', passed: false, score: 0.2 } });
+    const rec = await api.call('POST', `/api/inspector/sessions/${drive.session.id}/health`, {
+      token: reviewer,
+      body: { indexer_version: 'calib-checker@1', passed: false, score: 0.2 },
+    });
     expect(rec.status).toBe(201);
     const events = (await get(`/api/inspector/sessions/${drive.session.id}/events`)).body.items;
-    expect(events[0]).toMatchObject({ action: 'session.health.recorded', detail: { indexer_version: 'calib-checker@1', passed: false } });
+    expect(events[0]).toMatchObject({
+      action: 'session.health.recorded',
+      detail: { indexer_version: 'calib-checker@1', passed: false },
+    });
     expect((await get(`/api/inspector/sessions/${drive.session.id}/events?limit=0`)).status).toBe(422);
   });
 
@@ -95,35 +134,90 @@ describe('inspector sessions and events', () => {
     ]) {
       expect((await api.call('POST', url, { token: reviewer, body })).status).toBe(422);
     }
-    expect((await api.call('POST', url, { token: annotator.token, body: { indexer_version: 'x@1', passed: true, score: 1 } })).status).toBe(403);
-    expect((await api.call('POST', '/api/inspector/sessions/00000000-0000-4000-8000-000000000000/health', { token: reviewer, body: { indexer_version: 'x@1', passed: true, score: 1 } })).status).toBe(404);
+    expect(
+      (
+        await api.call('POST', url, {
+          token: annotator.token,
+          body: { indexer_version: 'x@1', passed: true, score: 1 },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await api.call('POST', '/api/inspector/sessions/00000000-0000-4000-8000-000000000000/health', {
+          token: reviewer,
+          body: { indexer_version: 'x@1', passed: true, score: 1 },
+        })
+      ).status,
+    ).toBe(404);
     expect(await api.deps.db.sessionHealth.count()).toBe(before);
   });
 });
 
 describe('layouts', () => {
   it('are stored per user: create, list own, refuse duplicates, delete only own', async () => {
-    const created = await api.call('POST', '/api/inspector/layouts', { token: annotator.token, body: { name: 'front cam + map', layout: { panels: ['image', 'map'], zoom: 2 } } });
+    const created = await api.call('POST', '/api/inspector/layouts', {
+      token: annotator.token,
+      body: { name: 'front cam + map', layout: { panels: ['image', 'map'], zoom: 2 } },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'front cam + map', layout: { panels: ['image', 'map'], zoom: 2 } });
-    expect((await api.call('POST', '/api/inspector/layouts', { token: annotator.token, body: { name: 'front cam + map', layout: {} } })).status).toBe(409);
+    expect(created.body).toMatchObject({
+      name: 'front cam + map',
+      layout: { panels: ['image', 'map'], zoom: 2 },
+    });
+    expect(
+      (
+        await api.call('POST', '/api/inspector/layouts', {
+          token: annotator.token,
+          body: { name: 'front cam + map', layout: {} },
+        })
+      ).status,
+    ).toBe(409);
     // Another user may use the same name.
-    expect((await api.call('POST', '/api/inspector/layouts', { token: otherAnnotator.token, body: { name: 'front cam + map', layout: {} } })).status).toBe(201);
+    expect(
+      (
+        await api.call('POST', '/api/inspector/layouts', {
+          token: otherAnnotator.token,
+          body: { name: 'front cam + map', layout: {} },
+        })
+      ).status,
+    ).toBe(201);
 
     expect((await get('/api/inspector/layouts')).body.items.map((l: any) => l.id)).toEqual([created.body.id]);
-    expect((await api.call('DELETE', `/api/inspector/layouts/${created.body.id}`, { token: otherAnnotator.token })).status).toBe(404);
-    const del = await api.call('DELETE', `/api/inspector/layouts/${created.body.id}`, { token: annotator.token });
+    expect(
+      (await api.call('DELETE', `/api/inspector/layouts/${created.body.id}`, { token: otherAnnotator.token }))
+        .status,
+    ).toBe(404);
+    const del = await api.call('DELETE', `/api/inspector/layouts/${created.body.id}`, {
+      token: annotator.token,
+    });
     expect(del.status).toBe(200);
     expect((await get('/api/inspector/layouts')).body.items).toEqual([]);
-    expect((await api.call('DELETE', `/api/inspector/layouts/${created.body.id}`, { token: annotator.token })).status).toBe(404);
-    expect(await api.deps.db.auditLog.count({ where: { subjectType: 'inspector_layout', subjectId: created.body.id } })).toBe(2);
+    expect(
+      (await api.call('DELETE', `/api/inspector/layouts/${created.body.id}`, { token: annotator.token }))
+        .status,
+    ).toBe(404);
+    expect(
+      await api.deps.db.auditLog.count({
+        where: { subjectType: 'inspector_layout', subjectId: created.body.id },
+      }),
+    ).toBe(2);
   });
 
   it('refuses malformed and oversized layouts', async () => {
-    for (const body of [{ name: '', layout: {} }, { name: 'x', layout: [1, 2] }, { name: 'x' }, { name: 'big', layout: { blob: 'x'.repeat(70_000) } }]) {
-      expect((await api.call('POST', '/api/inspector/layouts', { token: annotator.token, body })).status).toBe(422);
+    for (const body of [
+      { name: '', layout: {} },
+      { name: 'x', layout: [1, 2] },
+      { name: 'x' },
+      { name: 'big', layout: { blob: 'x'.repeat(70_000) } },
+    ]) {
+      expect(
+        (await api.call('POST', '/api/inspector/layouts', { token: annotator.token, body })).status,
+      ).toBe(422);
     }
-    expect((await api.call('DELETE', '/api/inspector/layouts/not-a-uuid', { token: annotator.token })).status).toBe(422);
+    expect(
+      (await api.call('DELETE', '/api/inspector/layouts/not-a-uuid', { token: annotator.token })).status,
+    ).toBe(422);
   });
 });
 
@@ -144,7 +238,9 @@ describe('recordings: mcap-url, viewer-link, cloud', () => {
     expect(Date.parse(res.body.expires_at) - Date.now()).toBeGreaterThan(800_000);
     expect(Buffer.from(await (await fetch(res.body.url)).arrayBuffer()).equals(bytes)).toBe(true);
     // A tampered signature is refused by MinIO itself.
-    expect((await fetch(res.body.url.replace(/X-Amz-Signature=[0-9a-f]{4}/, 'X-Amz-Signature=0000'))).status).toBe(403);
+    expect(
+      (await fetch(res.body.url.replace(/X-Amz-Signature=[0-9a-f]{4}/, 'X-Amz-Signature=0000'))).status,
+    ).toBe(403);
 
     const viewer = await get(`/api/inspector/sessions/${s.id}/viewer-link`, reviewer);
     expect(viewer.status).toBe(200);
@@ -158,7 +254,11 @@ describe('recordings: mcap-url, viewer-link, cloud', () => {
 
   it('opens a stored ROS 1 bag in the viewer but refuses it as an MCAP', async () => {
     const key = `test/${Date.now()}/drive.bag`;
-    await api.deps.storage.client.putObject(api.deps.storage.bucket('uploads'), key, Buffer.from('#ROSBAG V2.0\n'));
+    await api.deps.storage.client.putObject(
+      api.deps.storage.bucket('uploads'),
+      key,
+      Buffer.from('#ROSBAG V2.0\n'),
+    );
     const s = await sessionWithSource(key); // a bare key: the uploads bucket
     expect((await get(`/api/inspector/sessions/${s.id}/viewer-link`, reviewer)).status).toBe(200);
     const mcap = await get(`/api/inspector/sessions/${s.id}/mcap-url`, reviewer);
@@ -189,6 +289,8 @@ describe('recordings: mcap-url, viewer-link, cloud', () => {
     const res = await get(`/api/inspector/sessions/${drive.session.id}/cloud`);
     expect(res.status).toBe(422);
     expect(res.body.detail).toMatch(/has no LiDAR point cloud/);
-    expect((await get('/api/inspector/sessions/00000000-0000-4000-8000-000000000000/cloud')).status).toBe(404);
+    expect((await get('/api/inspector/sessions/00000000-0000-4000-8000-000000000000/cloud')).status).toBe(
+      404,
+    );
   });
 });

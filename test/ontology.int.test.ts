@@ -27,29 +27,69 @@ afterAll(async () => {
 });
 
 const post = (path: string, body?: unknown, token = admin) => api.call('POST', path, { token, body });
-const createObject = (class_name: string) => api.call('POST', `/api/frames/${frameId}/objects`, { token: reviewer, body: { class_name, bbox: [1, 1, 20, 20] } });
+const createObject = (class_name: string) =>
+  api.call('POST', `/api/frames/${frameId}/objects`, {
+    token: reviewer,
+    body: { class_name, bbox: [1, 1, 20, 20] },
+  });
 
 it('serves the migration-seeded ontology: exactly core/ontology/classes.ts, with the spec counts', async () => {
   const res = await api.call('GET', '/api/ontology', { token: reviewer });
   expect(res.status).toBe(200);
-  expect(res.body.counts).toEqual({ classes: 166, retired: 0, india: 83, by_l0: { object: 83, infra: 58, surface: 22, ignore: 3 } });
+  expect(res.body.counts).toEqual({
+    classes: 166,
+    retired: 0,
+    india: 83,
+    by_l0: { object: 83, infra: 58, surface: 22, ignore: 3 },
+  });
   expect(res.body.safety_l1).toEqual(['vru', 'animal', 'two_wheeler']);
   expect(Object.values(res.body.l1_by_l0).flat()).toHaveLength(13);
-  expect(res.body.classes.map((c: Record<string, unknown>) => ({ id: c.id, name: c.name, l0: c.l0, l1: c.l1, india: c.india, parent: c.parent, sources: c.sources }))).toEqual(
-    ONTOLOGY_SEED.map((c) => ({ id: c.id, name: c.name, l0: c.l0, l1: c.l1, india: c.india, parent: c.parent, sources: c.sources })),
+  expect(
+    res.body.classes.map((c: Record<string, unknown>) => ({
+      id: c.id,
+      name: c.name,
+      l0: c.l0,
+      l1: c.l1,
+      india: c.india,
+      parent: c.parent,
+      sources: c.sources,
+    })),
+  ).toEqual(
+    ONTOLOGY_SEED.map((c) => ({
+      id: c.id,
+      name: c.name,
+      l0: c.l0,
+      l1: c.l1,
+      india: c.india,
+      parent: c.parent,
+      sources: c.sources,
+    })),
   );
   expect(res.body.classes.find((c: { name: string }) => c.name === 'motorcyclist').safety).toBe(true);
   expect(res.body.classes.find((c: { name: string }) => c.name === 'car').safety).toBe(false);
 });
 
 it('adds a class after the seed ids, refusing broken ones and non-admins', async () => {
-  const res = await post('/api/ontology/classes', { name: 'hovercraft', l0: 'object', l1: 'vehicle', parent: 'other_vehicle' });
+  const res = await post('/api/ontology/classes', {
+    name: 'hovercraft',
+    l0: 'object',
+    l1: 'vehicle',
+    parent: 'other_vehicle',
+  });
   expect(res.status).toBe(201);
   expect(res.body).toMatchObject({ id: 167, name: 'hovercraft', india: false });
-  expect((await post('/api/ontology/classes', { name: 'hovercraft', l0: 'object', l1: 'vehicle' })).status).toBe(409);
-  expect((await post('/api/ontology/classes', { name: 'kiosk', l0: 'infra', l1: 'vehicle' })).status).toBe(422);
-  expect((await post('/api/ontology/classes', { name: 'Bad Name', l0: 'object', l1: 'vehicle' })).status).toBe(422);
-  expect((await post('/api/ontology/classes', { name: 'kiosk', l0: 'infra', l1: 'structure' }, reviewer)).status).toBe(403);
+  expect(
+    (await post('/api/ontology/classes', { name: 'hovercraft', l0: 'object', l1: 'vehicle' })).status,
+  ).toBe(409);
+  expect((await post('/api/ontology/classes', { name: 'kiosk', l0: 'infra', l1: 'vehicle' })).status).toBe(
+    422,
+  );
+  expect(
+    (await post('/api/ontology/classes', { name: 'Bad Name', l0: 'object', l1: 'vehicle' })).status,
+  ).toBe(422);
+  expect(
+    (await post('/api/ontology/classes', { name: 'kiosk', l0: 'infra', l1: 'structure' }, reviewer)).status,
+  ).toBe(403);
   expect((await createObject('hovercraft')).status).toBe(201);
 });
 
@@ -57,7 +97,9 @@ it('renames a class, keeps the old name as an alias, and reverts', async () => {
   const res = await post('/api/ontology/classes/rename', { from: 'hovercraft', to: 'air_cushion_vehicle' });
   expect(res.status).toBe(200);
   expect((await createObject('hovercraft')).body.class_name).toBe('air_cushion_vehicle');
-  expect((await post('/api/ontology/classes/rename', { from: 'air_cushion_vehicle', to: 'car' })).status).toBe(409);
+  expect(
+    (await post('/api/ontology/classes/rename', { from: 'air_cushion_vehicle', to: 'car' })).status,
+  ).toBe(409);
   const revert = await post(`/api/ontology/merges/${res.body.run_id}/revert`);
   expect(revert.status).toBe(200);
   expect((await createObject('hovercraft')).body.class_name).toBe('hovercraft');
@@ -82,11 +124,21 @@ it('merges classes rewriting their objects in one run; revert restores them and 
   expect(history.body.events.map((e: { action: string }) => e.action)).toContain('object.class.merged');
 
   // A reviewer edits one merged object afterwards: the revert leaves that one alone.
-  expect((await api.call('POST', `/api/objects/${ids[2]}/review`, { token: reviewer, body: { action: 'confirm' } })).status).toBe(200);
+  expect(
+    (
+      await api.call('POST', `/api/objects/${ids[2]}/review`, {
+        token: reviewer,
+        body: { action: 'confirm' },
+      })
+    ).status,
+  ).toBe(200);
   const revert = await post(`/api/ontology/merges/${merge.body.run_id}/revert`);
   expect(revert.status).toBe(200);
   expect(revert.body).toMatchObject({ kind: 'merge', reverted: 2, skipped: [ids[2]] });
-  const back = await api.deps.db.annoObject.findMany({ where: { id: { in: ids } }, include: { class: true } });
+  const back = await api.deps.db.annoObject.findMany({
+    where: { id: { in: ids } },
+    include: { class: true },
+  });
   expect(back.find((o) => o.id === ids[0])!.class.name).toBe('sedan');
   expect(back.find((o) => o.id === ids[2])!.class.name).toBe('car');
   expect((await createObject('sedan')).body.class_name).toBe('sedan');
@@ -102,7 +154,9 @@ it('retires a class: new objects refused, existing ones kept', async () => {
   const refused = await createObject('tempo');
   expect(refused.status).toBe(422);
   expect(refused.body.detail).toMatch(/retired/);
-  expect((await api.call('GET', `/api/objects/${kept.body.id}`, { token: reviewer })).body.class_name).toBe('tempo');
+  expect((await api.call('GET', `/api/objects/${kept.body.id}`, { token: reviewer })).body.class_name).toBe(
+    'tempo',
+  );
   expect((await post('/api/ontology/classes/retire', { name: 'tempo' })).status).toBe(422);
   expect((await post('/api/ontology/classes/retire', { name: 'nothing_here' })).status).toBe(404);
 });

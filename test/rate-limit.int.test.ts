@@ -15,24 +15,34 @@ let db: TestDatabase;
 const apis: Array<{ proc: ChildProcess; url: string }> = [];
 
 async function startApiProcess(port: number): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, [path.join(REPO_ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(REPO_ROOT, 'api/server.ts')], {
-    env: {
-      ...process.env,
-      ...localStackEnv(),
-      DATABASE_URL: db.url,
-      APP_ENV: 'test',
-      APP_HTTP__PORT: String(port),
-      APP_LOG__LEVEL: 'warn',
-      APP_RATE_LIMIT__LOGIN_MAX: '4',
-      APP_RATE_LIMIT__LOGIN_WINDOW_SECONDS: '600',
-      APP_RATE_LIMIT__API_MAX: '5',
-      APP_RATE_LIMIT__API_WINDOW_SECONDS: '600',
+  const proc = spawn(
+    process.execPath,
+    [path.join(REPO_ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(REPO_ROOT, 'api/server.ts')],
+    {
+      env: {
+        ...process.env,
+        ...localStackEnv(),
+        DATABASE_URL: db.url,
+        APP_ENV: 'test',
+        APP_HTTP__PORT: String(port),
+        APP_LOG__LEVEL: 'warn',
+        APP_RATE_LIMIT__LOGIN_MAX: '4',
+        APP_RATE_LIMIT__LOGIN_WINDOW_SECONDS: '600',
+        APP_RATE_LIMIT__API_MAX: '5',
+        APP_RATE_LIMIT__API_WINDOW_SECONDS: '600',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 160; i++) {
-    if (await fetch(`${url}/api/health`).then((r) => r.ok, () => false)) return { proc, url };
+    if (
+      await fetch(`${url}/api/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { proc, url };
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`API on port ${port} did not start`);
@@ -44,7 +54,9 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => {
   for (const { proc } of apis) proc.kill('SIGTERM');
-  await Promise.all(apis.map(({ proc }) => new Promise((r) => (proc.exitCode === null ? proc.once('exit', r) : r(null)))));
+  await Promise.all(
+    apis.map(({ proc }) => new Promise((r) => (proc.exitCode === null ? proc.once('exit', r) : r(null)))),
+  );
   await db?.drop();
 });
 
@@ -69,11 +81,17 @@ it('spends one login budget across both processes', async () => {
 
 it('spends one API budget per user across both processes', async () => {
   const db2 = createDb(db.url);
-  const user = await db2.user.create({ data: { email: 'busy@example.org', name: 'Busy', role: 'annotator' } });
+  const user = await db2.user.create({
+    data: { email: 'busy@example.org', name: 'Busy', role: 'annotator' },
+  });
   await db2.$disconnect();
   // Both processes run with the default test signing key, so a token minted here is valid in each.
   const auth = testConfig().auth;
-  const { token } = await createTokenIssuer({ secret: auth.tokenSecret, issuer: auth.issuer, ttlHours: 1 }).issue(user.id, user.tokenVersion);
+  const { token } = await createTokenIssuer({
+    secret: auth.tokenSecret,
+    issuer: auth.issuer,
+    ttlHours: 1,
+  }).issue(user.id, user.tokenVersion);
   const me = (url: string) => fetch(`${url}/api/users/me`, { headers: { authorization: `Bearer ${token}` } });
   const [a, b] = apis;
   const statuses = [];

@@ -26,17 +26,34 @@ beforeAll(async () => {
   db = await createTestDatabase();
   const port = await freePort();
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'readyz-minio-'));
-  minio = spawn(localStackEnv().STACK_MINIO_BIN!, ['server', dataDir, '--address', `127.0.0.1:${port}`, '--quiet'], {
-    env: { ...process.env, MINIO_ROOT_USER: 'readyz', MINIO_ROOT_PASSWORD: 'readyz-secret-key', MINIO_BROWSER: 'off' },
-    stdio: 'ignore',
-  });
+  minio = spawn(
+    localStackEnv().STACK_MINIO_BIN!,
+    ['server', dataDir, '--address', `127.0.0.1:${port}`, '--quiet'],
+    {
+      env: {
+        ...process.env,
+        MINIO_ROOT_USER: 'readyz',
+        MINIO_ROOT_PASSWORD: 'readyz-secret-key',
+        MINIO_BROWSER: 'off',
+      },
+      stdio: 'ignore',
+    },
+  );
   for (let i = 0; i < 120; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/minio/health/ready`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/minio/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     await new Promise((r) => setTimeout(r, 250));
   }
   api = await startTestApi(
-    testConfig({ DATABASE_URL: db.url, APP_STORAGE__PORT: String(port), APP_STORAGE__ACCESS_KEY: 'readyz', APP_STORAGE__SECRET_KEY: 'readyz-secret-key' }),
+    testConfig({
+      DATABASE_URL: db.url,
+      APP_STORAGE__PORT: String(port),
+      APP_STORAGE__ACCESS_KEY: 'readyz',
+      APP_STORAGE__SECRET_KEY: 'readyz-secret-key',
+    }),
   );
 });
 afterAll(async () => {

@@ -22,7 +22,10 @@ beforeAll(async () => {
   annotator = (await createUserWithToken(api.deps, 'annotator')).token;
   reviewerA = (await createUserWithToken(api.deps, 'reviewer')).token;
   reviewerB = (await createUserWithToken(api.deps, 'reviewer')).token;
-  ({ frame: { id: frameId }, sessionId } = await createFrame(api.deps));
+  ({
+    frame: { id: frameId },
+    sessionId,
+  } = await createFrame(api.deps));
   for (const c of await api.deps.db.ontologyClass.findMany()) classId[c.name] = c.id;
 });
 afterAll(async () => {
@@ -32,17 +35,37 @@ afterAll(async () => {
 });
 
 /** Machine objects as the auto-labeller would leave them, with provenance. */
-async function machineObjects(n: number, opts: { cls?: string; conf?: (i: number) => number | null; state?: string; frame?: string } = {}): Promise<string[]> {
+async function machineObjects(
+  n: number,
+  opts: { cls?: string; conf?: (i: number) => number | null; state?: string; frame?: string } = {},
+): Promise<string[]> {
   const ids = Array.from({ length: n }, () => randomUUID());
   await api.deps.db.annoObject.createMany({
-    data: ids.map((id, i) => ({ id, frameId: opts.frame ?? frameId, bbox: [i % 600, 10, (i % 600) + 20, 40], classId: classId[opts.cls ?? 'car']!, conf: opts.conf ? opts.conf(i) : 0.7, source: 'fused', state: opts.state ?? 'review' })),
+    data: ids.map((id, i) => ({
+      id,
+      frameId: opts.frame ?? frameId,
+      bbox: [i % 600, 10, (i % 600) + 20, 40],
+      classId: classId[opts.cls ?? 'car']!,
+      conf: opts.conf ? opts.conf(i) : 0.7,
+      source: 'fused',
+      state: opts.state ?? 'review',
+    })),
   });
-  await api.deps.db.provenance.createMany({ data: ids.map((objectId) => ({ objectId, paths: ['closed_set', 'open_vocab'], rawConfidences: { closed_set: 0.72 }, agreement: 0.9 })) });
+  await api.deps.db.provenance.createMany({
+    data: ids.map((objectId) => ({
+      objectId,
+      paths: ['closed_set', 'open_vocab'],
+      rawConfidences: { closed_set: 0.72 },
+      agreement: 0.9,
+    })),
+  });
   return ids;
 }
 
-const review = (id: string, body: Record<string, unknown>, token = reviewerA) => api.call('POST', `/api/objects/${id}/review`, { token, body });
-const bulk = (body: Record<string, unknown>, token = reviewerA) => api.call('POST', '/api/objects/bulk-review', { token, body });
+const review = (id: string, body: Record<string, unknown>, token = reviewerA) =>
+  api.call('POST', `/api/objects/${id}/review`, { token, body });
+const bulk = (body: Record<string, unknown>, token = reviewerA) =>
+  api.call('POST', '/api/objects/bulk-review', { token, body });
 
 describe('single review', () => {
   it('confirms: state accepted, source human, version +1, prior source/conf/provenance in before', async () => {
@@ -51,9 +74,17 @@ describe('single review', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id, version: 2, state: 'accepted', class_id: classId.car, source: 'human' });
     const r = await api.deps.db.review.findFirstOrThrow({ where: { objectId: id } });
-    expect(r.before).toMatchObject({ source: 'fused', conf: 0.7, state: 'review', version: 1, provenance: { paths: ['closed_set', 'open_vocab'], agreement: 0.9 } });
+    expect(r.before).toMatchObject({
+      source: 'fused',
+      conf: 0.7,
+      state: 'review',
+      version: 1,
+      provenance: { paths: ['closed_set', 'open_vocab'], agreement: 0.9 },
+    });
     expect(r).toMatchObject({ action: 'confirm', reviewer: 'anon', timeSpentMs: 1200, batchId: null });
-    const audit = await api.deps.db.auditLog.findFirst({ where: { subjectType: 'object', subjectId: id, action: 'object.reviewed' } });
+    const audit = await api.deps.db.auditLog.findFirst({
+      where: { subjectType: 'object', subjectId: id, action: 'object.reviewed' },
+    });
     expect(audit).not.toBeNull();
   });
 
@@ -64,8 +95,12 @@ describe('single review', () => {
     expect(relabel.body).toMatchObject({ state: 'accepted', class_id: classId.bus });
     const edit = await review(c!, { action: 'edit', attrs: { occluded: true } });
     expect(edit.body.state).toBe('review');
-    expect((await api.deps.db.annoObject.findUniqueOrThrow({ where: { id: c! } })).attrs).toEqual({ occluded: true });
-    expect((await review(d!, { action: 'relabel', class_name: 'truck', state: 'submitted' })).body.state).toBe('submitted');
+    expect((await api.deps.db.annoObject.findUniqueOrThrow({ where: { id: c! } })).attrs).toEqual({
+      occluded: true,
+    });
+    expect(
+      (await review(d!, { action: 'relabel', class_name: 'truck', state: 'submitted' })).body.state,
+    ).toBe('submitted');
   });
 
   it('refuses bad requests without writing: 400 state, 422 relabel without class, 403 annotator, 404, 409', async () => {
@@ -85,7 +120,15 @@ describe('single review', () => {
 
   it('lets exactly one of ten racing reviews with the same expected_version win', async () => {
     const [id] = await machineObjects(1);
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => review(id!, { action: i % 2 ? 'reject' : 'confirm', expected_version: 1 }, i % 2 ? reviewerB : reviewerA)));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        review(
+          id!,
+          { action: i % 2 ? 'reject' : 'confirm', expected_version: 1 },
+          i % 2 ? reviewerB : reviewerA,
+        ),
+      ),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(9);
     expect((await api.deps.db.annoObject.findUniqueOrThrow({ where: { id: id! } })).version).toBe(2);
@@ -96,15 +139,28 @@ describe('single review', () => {
 describe('bulk review', () => {
   it('reviews a batch in one transaction with one batch stamp', async () => {
     const ids = await machineObjects(50);
-    const res = await bulk({ object_ids: ids, action: 'relabel', class_name: 'truck', reviewer: 'keyboard', time_spent_ms: 40 });
+    const res = await bulk({
+      object_ids: ids,
+      action: 'relabel',
+      class_name: 'truck',
+      reviewer: 'keyboard',
+      time_spent_ms: 40,
+    });
     expect(res.status).toBe(200);
     expect(res.body.count).toBe(50);
     const batch = await api.deps.db.reviewBatch.findUniqueOrThrow({ where: { id: res.body.batch_id } });
     expect(batch).toMatchObject({ objectCount: 50, action: 'relabel', reviewer: 'keyboard' });
     expect(await api.deps.db.review.count({ where: { batchId: batch.id } })).toBe(50);
     const objs = await api.deps.db.annoObject.findMany({ where: { id: { in: ids } } });
-    expect(objs.every((o) => o.classId === classId.truck && o.source === 'human' && o.version === 2 && o.state === 'accepted')).toBe(true);
-    const audit = await api.deps.db.auditLog.findFirstOrThrow({ where: { subjectType: 'review_batch', subjectId: batch.id } });
+    expect(
+      objs.every(
+        (o) =>
+          o.classId === classId.truck && o.source === 'human' && o.version === 2 && o.state === 'accepted',
+      ),
+    ).toBe(true);
+    const audit = await api.deps.db.auditLog.findFirstOrThrow({
+      where: { subjectType: 'review_batch', subjectId: batch.id },
+    });
     expect((audit.detail as { object_ids: string[] }).object_ids).toHaveLength(50);
   });
 
@@ -134,10 +190,16 @@ describe('bulk review', () => {
 
   it('takes 1000 objects in one request', async () => {
     const ids = await machineObjects(1000, { frame: (await createFrame(api.deps, { sessionId })).frame.id });
-    const res = await bulk({ object_ids: ids, action: 'accept', expected_versions: Object.fromEntries(ids.map((id) => [id, 1])) });
+    const res = await bulk({
+      object_ids: ids,
+      action: 'accept',
+      expected_versions: Object.fromEntries(ids.map((id) => [id, 1])),
+    });
     expect(res.status).toBe(200);
     expect(res.body.count).toBe(1000);
-    expect(await api.deps.db.annoObject.count({ where: { id: { in: ids }, version: 2, state: 'accepted' } })).toBe(1000);
+    expect(
+      await api.deps.db.annoObject.count({ where: { id: { in: ids }, version: 2, state: 'accepted' } }),
+    ).toBe(1000);
   });
 
   it('two reviewers racing on the same objects: exactly one wins each object, none is lost', async () => {
@@ -147,7 +209,10 @@ describe('bulk review', () => {
     const a = ids.slice(0, 200);
     const b = ids.slice(100);
     const v1 = (set: string[]) => Object.fromEntries(set.map((id) => [id, 1]));
-    const [ra, rb] = await Promise.all([bulk({ object_ids: a, action: 'confirm', expected_versions: v1(a) }, reviewerA), bulk({ object_ids: b, action: 'reject', expected_versions: v1(b) }, reviewerB)]);
+    const [ra, rb] = await Promise.all([
+      bulk({ object_ids: a, action: 'confirm', expected_versions: v1(a) }, reviewerA),
+      bulk({ object_ids: b, action: 'reject', expected_versions: v1(b) }, reviewerB),
+    ]);
     expect([ra.status, rb.status].sort()).toEqual([200, 409]);
     const winner = ra.status === 200 ? a : b;
     const objs = await api.deps.db.annoObject.findMany({ where: { id: { in: ids } } });
@@ -157,17 +222,27 @@ describe('bulk review', () => {
     // Without expected versions both batches apply, one after the other: each object carries both
     // reviews, the second one's `before` being the first one's result.
     const same = await machineObjects(200);
-    const [sa, sb] = await Promise.all([bulk({ object_ids: same, action: 'confirm' }, reviewerA), bulk({ object_ids: same, action: 'reject' }, reviewerB)]);
+    const [sa, sb] = await Promise.all([
+      bulk({ object_ids: same, action: 'confirm' }, reviewerA),
+      bulk({ object_ids: same, action: 'reject' }, reviewerB),
+    ]);
     expect([sa.status, sb.status]).toEqual([200, 200]);
     const after = await api.deps.db.annoObject.findMany({ where: { id: { in: same } } });
     expect(after.every((o) => o.version === 3)).toBe(true);
-    const reviews = await api.deps.db.review.findMany({ where: { objectId: { in: same } }, orderBy: { createdAt: 'asc' } });
+    const reviews = await api.deps.db.review.findMany({
+      where: { objectId: { in: same } },
+      orderBy: { createdAt: 'asc' },
+    });
     expect(reviews).toHaveLength(400);
     for (const id of same) {
       const [first, second] = reviews.filter((r) => r.objectId === id);
       expect((first!.before as { version: number }).version).toBe(1);
-      expect((second!.before as { version: number; state: string; source: string })).toMatchObject({ version: 2, source: 'human', state: (first!.after as { state: string }).state });
-      expect((after.find((o) => o.id === id)!).state).toBe((second!.after as { state: string }).state);
+      expect(second!.before as { version: number; state: string; source: string }).toMatchObject({
+        version: 2,
+        source: 'human',
+        state: (first!.after as { state: string }).state,
+      });
+      expect(after.find((o) => o.id === id)!.state).toBe((second!.after as { state: string }).state);
     }
   });
 });
@@ -186,14 +261,21 @@ describe('review queue (GET /api/triage)', () => {
   it('ranks by uncertainty × rarity from the live class distribution, as core/review computes it', async () => {
     const res = await api.call('GET', `/api/triage?session_id=${qSession}&limit=500`, { token: annotator });
     expect(res.status).toBe(200);
-    const items = res.body.items as Array<{ object_id: string; class_name: string; conf: number | null; score: number; state: string }>;
+    const items = res.body.items as Array<{
+      object_id: string;
+      class_name: string;
+      conf: number | null;
+      score: number;
+      state: string;
+    }>;
     expect(items).toHaveLength(33);
     expect(items.every((i) => i.state === 'review')).toBe(true);
     const counts = await api.deps.db.annoObject.groupBy({ by: ['classId'], _count: true });
     const total = counts.reduce((s, c) => s + c._count, 0);
     const countOf = (name: string) => counts.find((c) => c.classId === classId[name])!._count;
     for (const i of items) expect(i.score).toBeCloseTo(queueScore(i.conf, countOf(i.class_name), total), 12);
-    for (let k = 1; k < items.length; k++) expect(items[k - 1]!.score).toBeGreaterThanOrEqual(items[k]!.score);
+    for (let k = 1; k < items.length; k++)
+      expect(items[k - 1]!.score).toBeGreaterThanOrEqual(items[k]!.score);
     // The uncertain rare camels lead.
     expect(items.slice(0, 2).map((i) => i.class_name)).toEqual(['camel', 'camel']);
   });
@@ -202,7 +284,14 @@ describe('review queue (GET /api/triage)', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res: { status: number; body: { items: Array<{ object_id: string }>; next_cursor: string | null } } = await api.call('GET', `/api/triage?session_id=${qSession}&limit=7${cursor ? `&cursor=${cursor}` : ''}`, { token: annotator });
+      const res: {
+        status: number;
+        body: { items: Array<{ object_id: string }>; next_cursor: string | null };
+      } = await api.call(
+        'GET',
+        `/api/triage?session_id=${qSession}&limit=7${cursor ? `&cursor=${cursor}` : ''}`,
+        { token: annotator },
+      );
       expect(res.status).toBe(200);
       seen.push(...res.body.items.map((i) => i.object_id));
       cursor = res.body.next_cursor;
@@ -212,7 +301,11 @@ describe('review queue (GET /api/triage)', () => {
   });
 
   it('filters by class and state, and refuses bad filters', async () => {
-    const camels = await api.call('GET', `/api/triage?session_id=${qSession}&class_name=camel&state=review,accepted`, { token: annotator });
+    const camels = await api.call(
+      'GET',
+      `/api/triage?session_id=${qSession}&class_name=camel&state=review,accepted`,
+      { token: annotator },
+    );
     expect(camels.body.items).toHaveLength(7);
     expect((await api.call('GET', '/api/triage?state=pending', { token: annotator })).status).toBe(400);
     expect((await api.call('GET', '/api/triage?cursor=abc', { token: annotator })).status).toBe(422);

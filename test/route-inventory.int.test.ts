@@ -26,7 +26,12 @@ afterAll(async () => {
 });
 
 it('serves only inventory routes, each in its inventory group', async () => {
-  const rows = fs.readFileSync(INVENTORY, 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t') as [string, string, string]);
+  const rows = fs
+    .readFileSync(INVENTORY, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split('\t') as [string, string, string]);
   const inventory = new Map(rows.map(([group, method, p]) => [`${method} ${p}`, group]));
   const served = api.routes.map((r) => ({ key: `${r.method.toUpperCase()} ${r.path}`, group: r.group }));
 

@@ -24,12 +24,15 @@ describe('GET /api/sessions/page', () => {
   it('pages through every session exactly once while new sessions are inserted', async () => {
     // 12 sessions made in one statement share one created_at (the transaction's), so only the id orders them;
     // 6 more sit in the same millisecond, apart only in microseconds.
-    await api.deps.db.session.createMany({ data: Array.from({ length: 12 }, (_, i) => ({ name: `same-instant ${i}`, sourceKind: 'video' })) });
+    await api.deps.db.session.createMany({
+      data: Array.from({ length: 12 }, (_, i) => ({ name: `same-instant ${i}`, sourceKind: 'video' })),
+    });
     for (let i = 0; i < 6; i++) {
       await api.deps.db.$executeRaw`INSERT INTO sessions (id, name, source_kind, updated_at, created_at)
         VALUES (gen_random_uuid(), ${`microseconds ${i}`}, 'frames', now(), ${`2026-01-01T00:00:00.000${(i * 150 + 100).toString().padStart(3, '0')}Z`}::timestamptz)`;
     }
-    for (let i = 0; i < 7; i++) await api.deps.db.session.create({ data: { name: `plain ${i}`, sourceKind: 'bag' } });
+    for (let i = 0; i < 7; i++)
+      await api.deps.db.session.create({ data: { name: `plain ${i}`, sourceKind: 'bag' } });
     const before = new Set((await api.deps.db.session.findMany({ select: { id: true } })).map((s) => s.id));
     expect(before.size).toBe(25);
 
@@ -43,7 +46,9 @@ describe('GET /api/sessions/page', () => {
       seen.push(...res.body.items.map((s: any) => s.id));
       cursor = res.body.next_cursor;
       // Someone keeps ingesting while we page.
-      await api.deps.db.session.create({ data: { name: `arrived during paging ${pages}`, sourceKind: 'video' } });
+      await api.deps.db.session.create({
+        data: { name: `arrived during paging ${pages}`, sourceKind: 'video' },
+      });
       pages++;
     } while (cursor && pages < 50);
 
@@ -61,7 +66,10 @@ describe('GET /api/sessions/page', () => {
     const created = bags.body.items.map((s: any) => Date.parse(s.created_at));
     expect(created).toEqual([...created].sort((a, b) => b - a));
     const quarantinedIds = bags.body.items.slice(0, 2).map((s: any) => s.id);
-    await api.deps.db.session.updateMany({ where: { id: { in: quarantinedIds } }, data: { quarantined: true } });
+    await api.deps.db.session.updateMany({
+      where: { id: { in: quarantinedIds } },
+      data: { quarantined: true },
+    });
     const q: any = await get('/api/sessions/page?quarantined=true&limit=1');
     expect(q.body.items).toHaveLength(1);
     const q2: any = await get(`/api/sessions/page?quarantined=true&limit=1&cursor=${q.body.next_cursor}`);
@@ -93,7 +101,13 @@ describe('session reads', () => {
     expect(res.body.items).toHaveLength(5);
     expect(res.body.has_more).toBe(true);
     expect(res.body.items[0]).toEqual(
-      expect.objectContaining({ id: expect.any(String), state: expect.any(String), quarantined: expect.any(Boolean), duplicate_count: 0, expected_sensors: [] }),
+      expect.objectContaining({
+        id: expect.any(String),
+        state: expect.any(String),
+        quarantined: expect.any(Boolean),
+        duplicate_count: 0,
+        expected_sensors: [],
+      }),
     );
     expect((await get('/api/sessions?limit=501')).status).toBe(422);
     expect((await api.call('GET', '/api/sessions')).status).toBe(401);
@@ -115,12 +129,20 @@ describe('session reads', () => {
       redacted: true,
       session: { duplicateCount: 3, rejectedCount: 1 },
     });
-    await api.deps.db.piiAudit.create({ data: { frameId: frames[0]!.id, nFaces: 2, nPlates: 1, regions: [] } });
+    await api.deps.db.piiAudit.create({
+      data: { frameId: frames[0]!.id, nFaces: 2, nPlates: 1, regions: [] },
+    });
     await api.deps.db.piiAudit.create({ data: { frameId: frames[1]!.id, nFaces: 1, regions: [] } });
 
     const first = await get(`/api/sessions/${session.id}/first-frame`);
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ id: frames[0]!.id, index: 0, timestamp_ms: 0, redacted: true, image_url: `/api/frames/${frames[0]!.id}/image` });
+    expect(first.body).toMatchObject({
+      id: frames[0]!.id,
+      index: 0,
+      timestamp_ms: 0,
+      redacted: true,
+      image_url: `/api/frames/${frames[0]!.id}/image`,
+    });
 
     const stats = await get(`/api/sessions/${session.id}/stats`);
     expect(stats.status).toBe(200);
@@ -134,11 +156,16 @@ describe('session reads', () => {
   });
 
   it('answers unknown, malformed and frameless sessions with problem+json', async () => {
-    const empty = await api.deps.db.session.create({ data: { name: 'no frames yet', sourceKind: 'video', state: 'ingesting' } });
+    const empty = await api.deps.db.session.create({
+      data: { name: 'no frames yet', sourceKind: 'video', state: 'ingesting' },
+    });
     const none = await get(`/api/sessions/${empty.id}/first-frame`);
     expect(none.status).toBe(404);
     expect(none.body.detail).toMatch(/no frames yet/);
-    expect((await get(`/api/sessions/${empty.id}/stats`)).body.frames).toMatchObject({ count: 0, duration_ms: null });
+    expect((await get(`/api/sessions/${empty.id}/stats`)).body.frames).toMatchObject({
+      count: 0,
+      duration_ms: null,
+    });
     expect((await get('/api/sessions/00000000-0000-4000-8000-000000000000/stats')).status).toBe(404);
     const bad = await get("/api/sessions/1'%20OR%201=1/first-frame");
     expect(bad.status).toBe(422);

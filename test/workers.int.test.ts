@@ -30,11 +30,27 @@ const occupySlot = async (label: string, ms: number): Promise<SlotOccupancy> => 
 beforeAll(async () => {
   env = await startTemporalTestEnv();
   config = testConfig();
-  const missingModelConfig = testConfig({ APP_MODELS__CLOSED_SET_DETECTOR: 'no-such-model.onnx', APP_TEMPORAL__GPU_TASK_QUEUE: 'gpu-without-model' });
+  const missingModelConfig = testConfig({
+    APP_MODELS__CLOSED_SET_DETECTOR: 'no-such-model.onnx',
+    APP_TEMPORAL__GPU_TASK_QUEUE: 'gpu-without-model',
+  });
   workers = [
-    await createCpuWorker({ connection: env.nativeConnection, config, activities: { occupySlot }, workflowsPath: TEST_WORKFLOWS }),
-    await createGpuWorker({ connection: env.nativeConnection, config, activities: { occupySlot, ...createDetectActivities({ config }) } }),
-    await createGpuWorker({ connection: env.nativeConnection, config: missingModelConfig, activities: createDetectActivities({ config: missingModelConfig }) }),
+    await createCpuWorker({
+      connection: env.nativeConnection,
+      config,
+      activities: { occupySlot },
+      workflowsPath: TEST_WORKFLOWS,
+    }),
+    await createGpuWorker({
+      connection: env.nativeConnection,
+      config,
+      activities: { occupySlot, ...createDetectActivities({ config }) },
+    }),
+    await createGpuWorker({
+      connection: env.nativeConnection,
+      config: missingModelConfig,
+      activities: createDetectActivities({ config: missingModelConfig }),
+    }),
   ];
   running = workers.map((w) => w.run());
 });
@@ -51,7 +67,11 @@ const overlaps = (runs: SlotOccupancy[]) => {
 };
 
 const probe = (taskQueue: string) =>
-  env.client.workflow.execute('slotProbeWorkflow', { taskQueue: 'cpu', workflowId: `slot-probe-${taskQueue}-${Date.now()}`, args: [taskQueue, 3, 400] });
+  env.client.workflow.execute('slotProbeWorkflow', {
+    taskQueue: 'cpu',
+    workflowId: `slot-probe-${taskQueue}-${Date.now()}`,
+    args: [taskQueue, 3, 400],
+  });
 
 describe('the gpu task queue', () => {
   it('never runs two activities at once, even when they are queued together', async () => {
@@ -102,7 +122,9 @@ describe('inferenceCheckWorkflow', () => {
   it('replays its recorded history against the current workflow code', async () => {
     const recorded = JSON.parse(fs.readFileSync(HISTORY, 'utf8'));
     expect(recorded.events.length).toBeGreaterThan(5);
-    await expect(replayRecordedHistory(HISTORY, require.resolve('../workflows'), 'recorded')).resolves.toBeUndefined();
+    await expect(
+      replayRecordedHistory(HISTORY, require.resolve('../workflows'), 'recorded'),
+    ).resolves.toBeUndefined();
   });
 
   it('refuses by name, without retrying, when a model file is missing', async () => {
@@ -111,9 +133,16 @@ describe('inferenceCheckWorkflow', () => {
       workflowId: `inference-check-missing-${Date.now()}`,
       args: [{ models: ['closedSetDetector'], gpuTaskQueue: 'gpu-without-model' }],
     });
-    const err = await run.then(() => undefined, (e: unknown) => e);
+    const err = await run.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(WorkflowFailedError);
-    const cause = (err as WorkflowFailedError).cause?.cause as { type?: string; message: string; nonRetryable?: boolean };
+    const cause = (err as WorkflowFailedError).cause?.cause as {
+      type?: string;
+      message: string;
+      nonRetryable?: boolean;
+    };
     expect(cause.type).toBe('ModelUnavailable');
     expect(cause.message).toMatch(/closedSetDetector.*no-such-model\.onnx/);
   });
@@ -123,7 +152,14 @@ describe('worker processes', () => {
   const tsx = path.join(REPO_ROOT, 'node_modules/tsx/dist/cli.mjs');
   const startWorker = (entry: string, extraEnv: Record<string, string> = {}) => {
     const proc = spawn(process.execPath, [tsx, path.join(REPO_ROOT, entry)], {
-      env: { ...process.env, ...localStackEnv(), APP_ENV: 'test', APP_LOG__LEVEL: 'info', APP_WORKERS__GPU_DEVICE: '7', ...extraEnv },
+      env: {
+        ...process.env,
+        ...localStackEnv(),
+        APP_ENV: 'test',
+        APP_LOG__LEVEL: 'info',
+        APP_WORKERS__GPU_DEVICE: '7',
+        ...extraEnv,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -10,7 +10,12 @@ export interface CpuWorkerOptions {
 }
 
 /** The `cpu` task queue: every workflow, and the I/O and CPU activities. */
-export function createCpuWorker({ connection, config, activities, workflowsPath }: CpuWorkerOptions): Promise<Worker> {
+export function createCpuWorker({
+  connection,
+  config,
+  activities,
+  workflowsPath,
+}: CpuWorkerOptions): Promise<Worker> {
   const options: WorkerOptions = {
     connection,
     namespace: config.temporal.namespace,

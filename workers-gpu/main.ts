@@ -19,7 +19,11 @@ async function main(): Promise<void> {
   const closedSet = residentClosedSetDetector(config);
   closedSet.acquire().then(
     (d) => logger.info({ model: d.model, device: config.models.device }, 'closed-set model loaded'),
-    (err: unknown) => logger.warn({ err: (err as Error).message }, 'closed-set model not loaded; auto-label sessions will be refused until it is there'),
+    (err: unknown) =>
+      logger.warn(
+        { err: (err as Error).message },
+        'closed-set model not loaded; auto-label sessions will be refused until it is there',
+      ),
   );
   try {
     const worker = await createGpuWorker({
@@ -27,7 +31,10 @@ async function main(): Promise<void> {
       config,
       activities: createGpuActivities({ config, db, storage: createObjectStore(config.storage), closedSet }),
     });
-    logger.info({ taskQueue: config.temporal.gpuTaskQueue, device: config.workers.gpuDevice }, 'workers-gpu polling with one slot');
+    logger.info(
+      { taskQueue: config.temporal.gpuTaskQueue, device: config.workers.gpuDevice },
+      'workers-gpu polling with one slot',
+    );
     await worker.run();
     logger.info('workers-gpu stopped');
   } finally {

@@ -19,10 +19,14 @@ export class GpuSlotTakenError extends Error {
 export async function acquireGpuSlotLock(databaseUrl: string, device: number): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [GPU_LOCK_BASE + device]);
+  const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+    GPU_LOCK_BASE + device,
+  ]);
   if (!rows[0]?.locked) {
     await client.end();
-    throw new GpuSlotTakenError(`another workers-gpu process already serves GPU ${device}; one process per GPU keeps the slot exclusive`);
+    throw new GpuSlotTakenError(
+      `another workers-gpu process already serves GPU ${device}; one process per GPU keeps the slot exclusive`,
+    );
   }
   return client;
 }

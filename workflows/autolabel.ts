@@ -9,7 +9,10 @@ export interface AutolabelWorkflowInput extends AutolabelSessionInput {
   heartbeatTimeoutSeconds: number;
 }
 
-const bookkeeping = proxyActivities<CpuActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 10 } });
+const bookkeeping = proxyActivities<CpuActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 10 },
+});
 
 /**
  * AutoLabelWorkflow (`autolabel-<session_id>`): the detection work of one session is one
@@ -22,7 +25,12 @@ export async function autoLabelWorkflow(input: AutolabelWorkflowInput): Promise<
     // Waiting for the slot is not running: only start-to-close and heartbeats bound the work.
     startToCloseTimeout: '12 hours',
     heartbeatTimeout: `${input.heartbeatTimeoutSeconds} seconds`,
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5, nonRetryableErrorTypes: ['ModelUnavailable', 'SessionQuarantined', 'SessionNotFound', 'JobNotFound'] },
+    retry: {
+      initialInterval: '1 second',
+      maximumInterval: '30 seconds',
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: ['ModelUnavailable', 'SessionQuarantined', 'SessionNotFound', 'JobNotFound'],
+    },
   });
   try {
     return await autolabelSession({ jobId: input.jobId, sessionId: input.sessionId });

@@ -1,4 +1,10 @@
-import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  continueAsNew,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { CpuActivities } from '../activities';
 
 const { inspectSessionHealth, listSessionIdsForSweep } = proxyActivities<CpuActivities>({
@@ -12,7 +18,9 @@ export interface SessionHealthInput {
 }
 
 /** One health run of one session (workflow id `health-<sessionId>`). */
-export async function sessionHealthWorkflow(input: SessionHealthInput): Promise<{ passed: boolean; score: number }> {
+export async function sessionHealthWorkflow(
+  input: SessionHealthInput,
+): Promise<{ passed: boolean; score: number }> {
   return inspectSessionHealth(input.sessionId);
 }
 
@@ -59,12 +67,14 @@ export async function healthSweepWorkflow(input: HealthSweepInput = {}): Promise
             if (!(err instanceof ActivityFailure)) throw err;
             tally.errored++;
             const cause = err.cause instanceof ApplicationFailure ? err.cause.message : err.message;
-            if (tally.errors.length < NAMED_ERRORS) tally.errors.push({ session_id: sessionId, error: cause });
+            if (tally.errors.length < NAMED_ERRORS)
+              tally.errors.push({ session_id: sessionId, error: cause });
           }
         }),
       );
     }
     after = ids[ids.length - 1]!;
-    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof healthSweepWorkflow>({ after, tally, pageSize });
+    if (workflowInfo().continueAsNewSuggested)
+      await continueAsNew<typeof healthSweepWorkflow>({ after, tally, pageSize });
   }
 }

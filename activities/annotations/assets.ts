@@ -43,12 +43,31 @@ export interface AssetItem {
 }
 
 /** Creates a project's assets in one transaction (all or none). */
-export async function createAssets(db: Db, projectId: string, items: readonly AssetItem[], actor: Actor): Promise<Asset[]> {
+export async function createAssets(
+  db: Db,
+  projectId: string,
+  items: readonly AssetItem[],
+  actor: Actor,
+): Promise<Asset[]> {
   return db.$transaction(async (tx) => {
     const created = await tx.asset.createManyAndReturn({
-      data: items.map((i) => ({ projectId, kind: i.kind, name: i.name, uri: i.uri, meta: i.meta as Prisma.InputJsonValue, createdBy: actor.userId })),
+      data: items.map((i) => ({
+        projectId,
+        kind: i.kind,
+        name: i.name,
+        uri: i.uri,
+        meta: i.meta as Prisma.InputJsonValue,
+        createdBy: actor.userId,
+      })),
     });
-    await recordAudit(tx, { actorId: actor.userId, action: 'assets.created', subjectType: 'project', subjectId: projectId, detail: { asset_ids: created.map((a) => a.id) }, requestId: actor.requestId });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: 'assets.created',
+      subjectType: 'project',
+      subjectId: projectId,
+      detail: { asset_ids: created.map((a) => a.id) },
+      requestId: actor.requestId,
+    });
     return created;
   });
 }
@@ -60,17 +79,35 @@ export async function getAsset(db: Db | Prisma.TransactionClient, id: string): P
 }
 
 const versionConflict = (kind: string, id: string, expected: number, actual: number) =>
-  new ConflictError(`${kind} ${id} is at version ${actual}, not ${expected}`, { conflicts: [{ id, expected, actual }] });
+  new ConflictError(`${kind} ${id} is at version ${actual}, not ${expected}`, {
+    conflicts: [{ id, expected, actual }],
+  });
 
-export async function moveAsset(db: Db, id: string, to: AssetState, expectedVersion: number | null, actor: Actor): Promise<Asset> {
+export async function moveAsset(
+  db: Db,
+  id: string,
+  to: AssetState,
+  expectedVersion: number | null,
+  actor: Actor,
+): Promise<Asset> {
   return db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<Array<{ state: string; version: number }>>`SELECT state, version FROM assets WHERE id = ${id}::uuid FOR UPDATE`;
+    const rows = await tx.$queryRaw<
+      Array<{ state: string; version: number }>
+    >`SELECT state, version FROM assets WHERE id = ${id}::uuid FOR UPDATE`;
     const cur = rows[0];
     if (!cur) throw new NotFoundError(`no asset ${id}`);
-    if (expectedVersion !== null && expectedVersion !== cur.version) throw versionConflict('asset', id, expectedVersion, cur.version);
+    if (expectedVersion !== null && expectedVersion !== cur.version)
+      throw versionConflict('asset', id, expectedVersion, cur.version);
     checkAssetMove(cur.state, to);
     const a = await tx.asset.update({ where: { id }, data: { state: to, version: { increment: 1 } } });
-    await recordAudit(tx, { actorId: actor.userId, action: 'asset.state.changed', subjectType: 'asset', subjectId: id, detail: { from: cur.state, to, version: a.version }, requestId: actor.requestId });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: 'asset.state.changed',
+      subjectType: 'asset',
+      subjectId: id,
+      detail: { from: cur.state, to, version: a.version },
+      requestId: actor.requestId,
+    });
     return a;
   });
 }
@@ -81,14 +118,23 @@ interface LabelConfig {
   labels?: string[];
 }
 
-async function checkAgainstConfig(tx: Prisma.TransactionClient, projectId: string, kind: string | null, label: string | null): Promise<void> {
+async function checkAgainstConfig(
+  tx: Prisma.TransactionClient,
+  projectId: string,
+  kind: string | null,
+  label: string | null,
+): Promise<void> {
   const row = await tx.projectLabelConfig.findUnique({ where: { projectId } });
   const config = (row?.config ?? {}) as LabelConfig;
   if (kind !== null && config.kinds?.length && !config.kinds.includes(kind)) {
-    throw new InputError(`kind ${kind} is not in project ${projectId}'s label config`, [{ field: 'body.kind', message: 'not in the label config' }]);
+    throw new InputError(`kind ${kind} is not in project ${projectId}'s label config`, [
+      { field: 'body.kind', message: 'not in the label config' },
+    ]);
   }
   if (label !== null && config.labels?.length && !config.labels.includes(label)) {
-    throw new InputError(`label ${label} is not in project ${projectId}'s label config`, [{ field: 'body.label', message: 'not in the label config' }]);
+    throw new InputError(`label ${label} is not in project ${projectId}'s label config`, [
+      { field: 'body.label', message: 'not in the label config' },
+    ]);
   }
 }
 
@@ -104,7 +150,12 @@ export interface AnnotationInput {
 }
 
 /** Same state rules as objects: outside the list → 400, clamped by the caller's role. */
-export async function createAnnotation(db: Db, assetId: string, input: AnnotationInput, actor: Actor): Promise<Annotation> {
+export async function createAnnotation(
+  db: Db,
+  assetId: string,
+  input: AnnotationInput,
+  actor: Actor,
+): Promise<Annotation> {
   const state = clampStateForRole(parseObjectState(input.state, 'body.state'), actor.role).state;
   return db.$transaction(async (tx) => {
     const asset = await getAsset(tx, assetId);
@@ -123,7 +174,14 @@ export async function createAnnotation(db: Db, assetId: string, input: Annotatio
         createdBy: actor.userId,
       },
     });
-    await recordAudit(tx, { actorId: actor.userId, action: 'annotation.created', subjectType: 'annotation', subjectId: a.id, detail: { asset_id: assetId, kind: a.kind, label: a.label, state, state_requested: input.state }, requestId: actor.requestId });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: 'annotation.created',
+      subjectType: 'annotation',
+      subjectId: a.id,
+      detail: { asset_id: assetId, kind: a.kind, label: a.label, state, state_requested: input.state },
+      requestId: actor.requestId,
+    });
     return a;
   });
 }
@@ -137,13 +195,24 @@ export interface AnnotationPatchInput {
 }
 
 /** A human edit: named fields replaced, `source` → human, version + 1; expected_version mismatch → 409. */
-export async function patchAnnotation(db: Db, id: string, patch: AnnotationPatchInput, actor: Actor): Promise<Annotation> {
-  const state = patch.state === null ? null : clampStateForRole(parseObjectState(patch.state, 'body.state'), actor.role).state;
+export async function patchAnnotation(
+  db: Db,
+  id: string,
+  patch: AnnotationPatchInput,
+  actor: Actor,
+): Promise<Annotation> {
+  const state =
+    patch.state === null
+      ? null
+      : clampStateForRole(parseObjectState(patch.state, 'body.state'), actor.role).state;
   return db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<Array<{ version: number; asset_id: string }>>`SELECT version, asset_id::text FROM annotations WHERE id = ${id}::uuid FOR UPDATE`;
+    const rows = await tx.$queryRaw<
+      Array<{ version: number; asset_id: string }>
+    >`SELECT version, asset_id::text FROM annotations WHERE id = ${id}::uuid FOR UPDATE`;
     const cur = rows[0];
     if (!cur) throw new NotFoundError(`no annotation ${id}`);
-    if (patch.expected_version !== null && patch.expected_version !== cur.version) throw versionConflict('annotation', id, patch.expected_version, cur.version);
+    if (patch.expected_version !== null && patch.expected_version !== cur.version)
+      throw versionConflict('annotation', id, patch.expected_version, cur.version);
     const before = await tx.annotation.findUniqueOrThrow({ where: { id } });
     await checkAgainstConfig(tx, (await getAsset(tx, cur.asset_id)).projectId, null, patch.label);
     const a = await tx.annotation.update({
@@ -162,7 +231,12 @@ export async function patchAnnotation(db: Db, id: string, patch: AnnotationPatch
       action: 'annotation.patched',
       subjectType: 'annotation',
       subjectId: id,
-      detail: JSON.parse(JSON.stringify({ before: annotationOut(before), changed: { fields: patch.fields, payload: patch.payload, label: patch.label, state } })) as Prisma.InputJsonValue,
+      detail: JSON.parse(
+        JSON.stringify({
+          before: annotationOut(before),
+          changed: { fields: patch.fields, payload: patch.payload, label: patch.label, state },
+        }),
+      ) as Prisma.InputJsonValue,
       requestId: actor.requestId,
     });
     return a;
@@ -174,7 +248,14 @@ export async function deleteAnnotation(db: Db, id: string, actor: Actor): Promis
     const a = await tx.annotation.findUnique({ where: { id } });
     if (!a) throw new NotFoundError(`no annotation ${id}`);
     await tx.annotation.delete({ where: { id } });
-    await recordAudit(tx, { actorId: actor.userId, action: 'annotation.deleted', subjectType: 'annotation', subjectId: id, detail: JSON.parse(JSON.stringify({ before: annotationOut(a) })) as Prisma.InputJsonValue, requestId: actor.requestId });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: 'annotation.deleted',
+      subjectType: 'annotation',
+      subjectId: id,
+      detail: JSON.parse(JSON.stringify({ before: annotationOut(a) })) as Prisma.InputJsonValue,
+      requestId: actor.requestId,
+    });
   });
 }
 
@@ -187,7 +268,13 @@ export async function projectStats(db: Db, projectId: string) {
   ]);
   return {
     project_id: projectId,
-    assets: { total: assets.reduce((s, a) => s + a._count, 0), by_state: Object.fromEntries(assets.map((a) => [a.state, a._count])) },
-    annotations: { total: annotations.reduce((s, a) => s + Number(a.n), 0), by_kind_state: annotations.map((a) => ({ kind: a.kind, state: a.state, count: Number(a.n) })) },
+    assets: {
+      total: assets.reduce((s, a) => s + a._count, 0),
+      by_state: Object.fromEntries(assets.map((a) => [a.state, a._count])),
+    },
+    annotations: {
+      total: annotations.reduce((s, a) => s + Number(a.n), 0),
+      by_kind_state: annotations.map((a) => ({ kind: a.kind, state: a.state, count: Number(a.n) })),
+    },
   };
 }

@@ -11,7 +11,15 @@ interface Snapshot {
   objects: SavedObject[];
 }
 
-export const checkpointOut = (c: { id: string; frameId: string; name: string; note: string | null; createdBy: string | null; createdAt: Date; snapshot: unknown }) => ({
+export const checkpointOut = (c: {
+  id: string;
+  frameId: string;
+  name: string;
+  note: string | null;
+  createdBy: string | null;
+  createdAt: Date;
+  snapshot: unknown;
+}) => ({
   id: c.id,
   frame_id: c.frameId,
   name: c.name,
@@ -21,19 +29,53 @@ export const checkpointOut = (c: { id: string; frameId: string; name: string; no
   created_at: c.createdAt.toISOString(),
 });
 
-async function snapshotFrame(tx: Db | Prisma.TransactionClient, masks: MaskStore, frameId: string): Promise<Snapshot> {
-  const objects = await tx.annoObject.findMany({ where: { frameId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+async function snapshotFrame(
+  tx: Db | Prisma.TransactionClient,
+  masks: MaskStore,
+  frameId: string,
+): Promise<Snapshot> {
+  const objects = await tx.annoObject.findMany({
+    where: { frameId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
   return {
-    objects: await Promise.all(objects.map(async (o) => ({ ...objectSnapshot(o), mask_polygons: o.maskUri ? (await masks.read(o.maskUri)).polygons : null }))),
+    objects: await Promise.all(
+      objects.map(async (o) => ({
+        ...objectSnapshot(o),
+        mask_polygons: o.maskUri ? (await masks.read(o.maskUri)).polygons : null,
+      })),
+    ),
   };
 }
 
-export async function saveCheckpoint(db: Db, masks: MaskStore, frameId: string, name: string, note: string | null, actor: Actor) {
+export async function saveCheckpoint(
+  db: Db,
+  masks: MaskStore,
+  frameId: string,
+  name: string,
+  note: string | null,
+  actor: Actor,
+) {
   await getFrame(db, frameId);
   const snapshot = await snapshotFrame(db, masks, frameId);
   return db.$transaction(async (tx) => {
-    const c = await tx.checkpoint.create({ data: { frameId, name, note, snapshot: snapshot as unknown as Prisma.InputJsonValue, createdBy: actor.userId } });
-    await recordAudit(tx, { actorId: actor.userId, action: 'checkpoint.saved', subjectType: 'checkpoint', subjectId: c.id, detail: { frame_id: frameId, name, objects: snapshot.objects.length }, requestId: actor.requestId });
+    const c = await tx.checkpoint.create({
+      data: {
+        frameId,
+        name,
+        note,
+        snapshot: snapshot as unknown as Prisma.InputJsonValue,
+        createdBy: actor.userId,
+      },
+    });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: 'checkpoint.saved',
+      subjectType: 'checkpoint',
+      subjectId: c.id,
+      detail: { frame_id: frameId, name, objects: snapshot.objects.length },
+      requestId: actor.requestId,
+    });
     return c;
   });
 }
@@ -49,7 +91,14 @@ export async function deleteCheckpoint(db: Db, id: string, actor: Actor): Promis
     const c = await tx.checkpoint.findUnique({ where: { id } });
     if (!c) throw new NotFoundError(`no checkpoint ${id}`);
     await tx.checkpoint.delete({ where: { id } });
-    await recordAudit(tx, { actorId: actor.userId, action: 'checkpoint.deleted', subjectType: 'checkpoint', subjectId: id, detail: { frame_id: c.frameId, name: c.name }, requestId: actor.requestId });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: 'checkpoint.deleted',
+      subjectType: 'checkpoint',
+      subjectId: id,
+      detail: { frame_id: c.frameId, name: c.name },
+      requestId: actor.requestId,
+    });
   });
 }
 
@@ -76,24 +125,44 @@ export async function restoreCheckpoint(db: Db, masks: MaskStore, id: string, ac
     GROUP BY subject_id`;
   for (const r of lastSeen) if (r.version !== null) currentVersions.set(r.id, r.version);
   const nextVersion = (o: SavedObject) => Math.max(o.version, currentVersions.get(o.id) ?? 0) + 1;
-  const docs = saved.filter((o) => o.mask_polygons).map((o) => ({ object_id: o.id, version: nextVersion(o), polygons: o.mask_polygons! }));
+  const docs = saved
+    .filter((o) => o.mask_polygons)
+    .map((o) => ({ object_id: o.id, version: nextVersion(o), polygons: o.mask_polygons! }));
   let replaced: AnnoObject[] = [];
   const result = await withNewMasks(masks, docs, (uris) =>
     db.$transaction(
       async (tx) => {
-        const current = await tx.$queryRaw<Array<{ id: string; version: number }>>`SELECT id::text, version FROM objects WHERE frame_id = ${cp.frameId}::uuid ORDER BY id FOR UPDATE`;
-        if (current.length !== before.objects.length || current.some((c) => currentVersions.get(c.id) !== c.version)) {
+        const current = await tx.$queryRaw<
+          Array<{ id: string; version: number }>
+        >`SELECT id::text, version FROM objects WHERE frame_id = ${cp.frameId}::uuid ORDER BY id FOR UPDATE`;
+        if (
+          current.length !== before.objects.length ||
+          current.some((c) => currentVersions.get(c.id) !== c.version)
+        ) {
           throw new ConflictError(`frame ${cp.frameId} changed while restoring; nothing was restored, retry`);
         }
         replaced = await tx.annoObject.findMany({ where: { frameId: cp.frameId } });
         const auto = await tx.checkpoint.create({
-          data: { frameId: cp.frameId, name: `before restore of ${cp.name}`, note: `automatic, restore of checkpoint ${cp.id}`, snapshot: before as unknown as Prisma.InputJsonValue, createdBy: actor.userId },
+          data: {
+            frameId: cp.frameId,
+            name: `before restore of ${cp.name}`,
+            note: `automatic, restore of checkpoint ${cp.id}`,
+            snapshot: before as unknown as Prisma.InputJsonValue,
+            createdBy: actor.userId,
+          },
         });
         const keep = new Set(saved.map((o) => o.id));
         const live = new Set(current.map((c) => c.id));
         const removed = current.map((c) => c.id).filter((cid) => !keep.has(cid));
         await tx.annoObject.deleteMany({ where: { id: { in: removed } } });
-        const tracks = new Set((await tx.track.findMany({ where: { id: { in: saved.flatMap((o) => (o.track_id ? [o.track_id] : [])) } }, select: { id: true } })).map((t) => t.id));
+        const tracks = new Set(
+          (
+            await tx.track.findMany({
+              where: { id: { in: saved.flatMap((o) => (o.track_id ? [o.track_id] : [])) } },
+              select: { id: true },
+            })
+          ).map((t) => t.id),
+        );
         for (const o of saved) {
           const data = {
             bbox: o.bbox,
@@ -120,16 +189,41 @@ export async function restoreCheckpoint(db: Db, masks: MaskStore, id: string, ac
           action: 'checkpoint.restored',
           subjectType: 'checkpoint',
           subjectId: cp.id,
-          detail: { frame_id: cp.frameId, restored: saved.length, deleted: removed, undo_checkpoint_id: auto.id },
+          detail: {
+            frame_id: cp.frameId,
+            restored: saved.length,
+            deleted: removed,
+            undo_checkpoint_id: auto.id,
+          },
           requestId: actor.requestId,
         });
         await tx.auditLog.createMany({
           data: [
-            ...saved.map((o) => ({ actorId: actor.userId, action: 'object.restored', subjectType: 'object', subjectId: o.id, detail: { checkpoint_id: cp.id, version: nextVersion(o) }, requestId: actor.requestId })),
-            ...removed.map((rid) => ({ actorId: actor.userId, action: 'object.deleted', subjectType: 'object', subjectId: rid, detail: { checkpoint_id: cp.id, reason: 'restore', version: currentVersions.get(rid)! }, requestId: actor.requestId })),
+            ...saved.map((o) => ({
+              actorId: actor.userId,
+              action: 'object.restored',
+              subjectType: 'object',
+              subjectId: o.id,
+              detail: { checkpoint_id: cp.id, version: nextVersion(o) },
+              requestId: actor.requestId,
+            })),
+            ...removed.map((rid) => ({
+              actorId: actor.userId,
+              action: 'object.deleted',
+              subjectType: 'object',
+              subjectId: rid,
+              detail: { checkpoint_id: cp.id, reason: 'restore', version: currentVersions.get(rid)! },
+              requestId: actor.requestId,
+            })),
           ],
         });
-        return { checkpoint_id: cp.id, frame_id: cp.frameId, restored: saved.length, deleted: removed.length, undo_checkpoint_id: auto.id };
+        return {
+          checkpoint_id: cp.id,
+          frame_id: cp.frameId,
+          restored: saved.length,
+          deleted: removed.length,
+          undo_checkpoint_id: auto.id,
+        };
       },
       { timeout: 60_000 },
     ),
@@ -145,10 +239,33 @@ export async function objectHistory(db: Db, objectId: string) {
     db.review.findMany({ where: { objectId }, orderBy: { createdAt: 'asc' } }),
     db.auditLog.findMany({ where: { subjectType: 'object', subjectId: objectId }, orderBy: { id: 'asc' } }),
   ]);
-  if (!object && reviews.length === 0 && audits.length === 0) throw new NotFoundError(`no object ${objectId} and no record of one`);
+  if (!object && reviews.length === 0 && audits.length === 0)
+    throw new NotFoundError(`no object ${objectId} and no record of one`);
   const events = [
-    ...reviews.map((r) => ({ at: r.createdAt, kind: 'review' as const, action: r.action, actor_id: r.reviewerId, reviewer: r.reviewer, batch_id: r.batchId, before: r.before, after: r.after, time_spent_ms: r.timeSpentMs })),
-    ...audits.map((a) => ({ at: a.createdAt, kind: 'audit' as const, action: a.action, actor_id: a.actorId, request_id: a.requestId, detail: a.detail })),
+    ...reviews.map((r) => ({
+      at: r.createdAt,
+      kind: 'review' as const,
+      action: r.action,
+      actor_id: r.reviewerId,
+      reviewer: r.reviewer,
+      batch_id: r.batchId,
+      before: r.before,
+      after: r.after,
+      time_spent_ms: r.timeSpentMs,
+    })),
+    ...audits.map((a) => ({
+      at: a.createdAt,
+      kind: 'audit' as const,
+      action: a.action,
+      actor_id: a.actorId,
+      request_id: a.requestId,
+      detail: a.detail,
+    })),
   ].sort((a, b) => a.at.getTime() - b.at.getTime());
-  return { object_id: objectId, exists: object !== null, version: object?.version ?? null, events: events.map((e) => ({ ...e, at: e.at.toISOString() })) };
+  return {
+    object_id: objectId,
+    exists: object !== null,
+    version: object?.version ?? null,
+    events: events.map((e) => ({ ...e, at: e.at.toISOString() })),
+  };
 }

@@ -24,7 +24,8 @@ export function parseS3Uri(uri: string): { bucket: string; key: string } | null 
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  for await (const chunk of stream)
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
   return Buffer.concat(chunks);
 }
 
@@ -41,12 +42,18 @@ export function createMaskStore(storage: ObjectStore) {
     async read(uri: string): Promise<MaskDoc> {
       const loc = parseS3Uri(uri);
       if (!loc) throw new Error(`not a mask URI: ${uri}`);
-      return JSON.parse((await readAll(await storage.client.getObject(loc.bucket, loc.key))).toString('utf8')) as MaskDoc;
+      return JSON.parse(
+        (await readAll(await storage.client.getObject(loc.bucket, loc.key))).toString('utf8'),
+      ) as MaskDoc;
     },
     /** Removes blobs; missing ones are fine (a retried cleanup). */
     async remove(uris: ReadonlyArray<string | null | undefined>): Promise<void> {
-      const keys = uris.map((u) => (u ? parseS3Uri(u) : null)).filter((l): l is { bucket: string; key: string } => l !== null && l.bucket === bucket).map((l) => l.key);
-      for (let i = 0; i < keys.length; i += 1000) await storage.client.removeObjects(bucket, keys.slice(i, i + 1000));
+      const keys = uris
+        .map((u) => (u ? parseS3Uri(u) : null))
+        .filter((l): l is { bucket: string; key: string } => l !== null && l.bucket === bucket)
+        .map((l) => l.key);
+      for (let i = 0; i < keys.length; i += 1000)
+        await storage.client.removeObjects(bucket, keys.slice(i, i + 1000));
     },
   };
 }
@@ -57,7 +64,11 @@ export type MaskStore = ReturnType<typeof createMaskStore>;
  * Writes blobs, runs the database write, and removes the blobs again when that write fails, so no
  * blob outlives a failed request.
  */
-export async function withNewMasks<T>(masks: MaskStore, docs: readonly MaskDoc[], write: (uris: Map<string, string>) => Promise<T>): Promise<T> {
+export async function withNewMasks<T>(
+  masks: MaskStore,
+  docs: readonly MaskDoc[],
+  write: (uris: Map<string, string>) => Promise<T>,
+): Promise<T> {
   const uris = new Map<string, string>();
   try {
     for (const doc of docs) uris.set(doc.object_id, await masks.put(doc));

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { normaliseShape, clipMask, enclosingBox, unionBox, type Box, type ShapeIn } from '../../core/geometry';
+import {
+  normaliseShape,
+  clipMask,
+  enclosingBox,
+  unionBox,
+  type Box,
+  type ShapeIn,
+} from '../../core/geometry';
 import { ConflictError, NotFoundError } from '../../core/errors';
 import { clampStateForRole, parseObjectState, type CallerRole } from '../../core/objects/states';
 import { Prisma, type AnnoObject } from '../../generated/prisma/client';
@@ -81,7 +88,8 @@ export async function getFrame(db: Tx, id: string) {
   return frame;
 }
 
-const isoUtc = (col: Prisma.Sql) => Prisma.sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const isoUtc = (col: Prisma.Sql) =>
+  Prisma.sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * `objectOut` done by PostgreSQL: a frame's objects come back as one JSON text, so listing 1,000
@@ -97,7 +105,10 @@ const OBJECT_JSON = Prisma.sql`json_build_object(
   'created_at', ${isoUtc(Prisma.sql`o.created_at`)}, 'updated_at', ${isoUtc(Prisma.sql`o.updated_at`)})`;
 
 /** A frame's objects, oldest first, as a JSON array text and its length. */
-export async function listFrameObjectsJson(db: Tx, frameId: string): Promise<{ json: string; count: number }> {
+export async function listFrameObjectsJson(
+  db: Tx,
+  frameId: string,
+): Promise<{ json: string; count: number }> {
   await getFrame(db, frameId);
   const [row] = await db.$queryRaw<Array<{ json: string; count: number }>>`
     SELECT coalesce(json_agg(${OBJECT_JSON} ORDER BY o.created_at, o.id), '[]')::text AS json, count(*)::int AS count
@@ -124,13 +135,16 @@ export interface CreatedObject {
   clipped: boolean;
 }
 
-const jsonOrNull = (v: unknown) => (v === null || v === undefined ? Prisma.DbNull : (v as Prisma.InputJsonValue));
+const jsonOrNull = (v: unknown) =>
+  v === null || v === undefined ? Prisma.DbNull : (v as Prisma.InputJsonValue);
 
-const isUniqueViolation = (err: unknown): boolean => err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
+const isUniqueViolation = (err: unknown): boolean =>
+  err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
 
 async function replay(db: Db, idemKey: string, frameId: string): Promise<ObjectWithClass | null> {
   const existing = await db.annoObject.findUnique({ where: { idemKey }, include: withClass });
-  if (existing && existing.frameId !== frameId) throw new ConflictError(`idem_key ${idemKey} was used for an object on another frame`);
+  if (existing && existing.frameId !== frameId)
+    throw new ConflictError(`idem_key ${idemKey} was used for an object on another frame`);
   return existing;
 }
 
@@ -139,7 +153,13 @@ async function replay(db: Db, idemKey: string, frameId: string): Promise<ObjectW
  * frame, the mask blob written first and removed again if the row cannot be written. A retry with
  * the same idem_key returns the first object.
  */
-export async function createObject(db: Db, masks: MaskStore, frameId: string, input: CreateObjectInput, actor: Actor): Promise<CreatedObject> {
+export async function createObject(
+  db: Db,
+  masks: MaskStore,
+  frameId: string,
+  input: CreateObjectInput,
+  actor: Actor,
+): Promise<CreatedObject> {
   const requested = parseObjectState(input.state, 'body.state');
   const { state } = clampStateForRole(requested, actor.role);
   const replayOf = async (): Promise<CreatedObject | null> => {
@@ -183,7 +203,13 @@ export async function createObject(db: Db, masks: MaskStore, frameId: string, in
           action: 'object.created',
           subjectType: 'object',
           subjectId: id,
-          detail: { frame_id: frameId, class: cls.name, state, state_requested: requested, clipped: shape.clipped },
+          detail: {
+            frame_id: frameId,
+            class: cls.name,
+            state,
+            state_requested: requested,
+            clipped: shape.clipped,
+          },
           requestId: actor.requestId,
         });
         return created;
@@ -206,7 +232,14 @@ export async function deleteObject(db: Db, masks: MaskStore, id: string, actor: 
     const o = await tx.annoObject.findUnique({ where: { id } });
     if (!o) throw new NotFoundError(`no object ${id}`);
     await tx.annoObject.delete({ where: { id } });
-    await recordAudit(tx, { actorId: actor.userId, action: 'object.deleted', subjectType: 'object', subjectId: id, detail: { frame_id: o.frameId, before: objectSnapshot(o) } as Prisma.InputJsonValue, requestId: actor.requestId });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: 'object.deleted',
+      subjectType: 'object',
+      subjectId: id,
+      detail: { frame_id: o.frameId, before: objectSnapshot(o) } as Prisma.InputJsonValue,
+      requestId: actor.requestId,
+    });
     return o;
   });
   await masks.remove([gone.maskUri]);
@@ -217,10 +250,19 @@ export async function deleteObject(db: Db, masks: MaskStore, id: string, actor: 
  * enclosure of the mask and any polyline) and a review record in one transaction, then the old
  * blob is removed. `expectedVersion` mismatch → 409.
  */
-export async function replaceMask(db: Db, masks: MaskStore, id: string, polygons: number[][], expectedVersion: number | null, actor: Actor & { reviewer: string }): Promise<ObjectWithClass> {
+export async function replaceMask(
+  db: Db,
+  masks: MaskStore,
+  id: string,
+  polygons: number[][],
+  expectedVersion: number | null,
+  actor: Actor & { reviewer: string },
+): Promise<ObjectWithClass> {
   const current = await getObject(db, id);
   if (expectedVersion !== null && expectedVersion !== current.version) {
-    throw new ConflictError(`object ${id} is at version ${current.version}, not ${expectedVersion}`, { conflicts: [{ object_id: id, expected: expectedVersion, actual: current.version }] });
+    throw new ConflictError(`object ${id} is at version ${current.version}, not ${expectedVersion}`, {
+      conflicts: [{ object_id: id, expected: expectedVersion, actual: current.version }],
+    });
   }
   const frame = await getFrame(db, current.frameId);
   const { rings } = clipMask(polygons, frame, 'body.polygons');
@@ -233,20 +275,35 @@ export async function replaceMask(db: Db, masks: MaskStore, id: string, polygons
         where: { id, version: current.version },
         data: { maskUri: uris.get(id)!, bbox: unionBox(boxes), source: 'human', version: next },
       });
-      if (res.count === 0) throw new ConflictError(`object ${id} changed meanwhile; reload it`, { conflicts: [{ object_id: id, expected: current.version }] });
+      if (res.count === 0)
+        throw new ConflictError(`object ${id} changed meanwhile; reload it`, {
+          conflicts: [{ object_id: id, expected: current.version }],
+        });
       const after = await tx.annoObject.findUniqueOrThrow({ where: { id }, include: withClass });
-      const provenance = await tx.provenance.findFirst({ where: { objectId: id }, orderBy: { createdAt: 'desc' } });
+      const provenance = await tx.provenance.findFirst({
+        where: { objectId: id },
+        orderBy: { createdAt: 'desc' },
+      });
       await tx.review.create({
         data: {
           objectId: id,
           reviewerId: actor.userId,
           reviewer: actor.reviewer,
           action: 'mask',
-          before: JSON.parse(JSON.stringify({ ...objectSnapshot(current), provenance })) as Prisma.InputJsonValue,
+          before: JSON.parse(
+            JSON.stringify({ ...objectSnapshot(current), provenance }),
+          ) as Prisma.InputJsonValue,
           after: objectSnapshot(after) as unknown as Prisma.InputJsonValue,
         },
       });
-      await recordAudit(tx, { actorId: actor.userId, action: 'object.mask.replaced', subjectType: 'object', subjectId: id, detail: { version: next, mask_uri: after.maskUri, rings: rings.length }, requestId: actor.requestId });
+      await recordAudit(tx, {
+        actorId: actor.userId,
+        action: 'object.mask.replaced',
+        subjectType: 'object',
+        subjectId: id,
+        detail: { version: next, mask_uri: after.maskUri, rings: rings.length },
+        requestId: actor.requestId,
+      });
       return after;
     }),
   );

@@ -42,7 +42,9 @@ export async function reviewQueue(db: Db, f: QueueFilter) {
     f.sessionId ? Prisma.sql`fr.session_id = ${f.sessionId}::uuid` : null,
     f.classId !== null ? Prisma.sql`o.class_id = ${f.classId}` : null,
   ].filter((x): x is Prisma.Sql => x !== null);
-  const page = after ? Prisma.sql`WHERE (q.score < ${after.score}::float8 OR (q.score = ${after.score}::float8 AND q.id > ${after.id}))` : Prisma.empty;
+  const page = after
+    ? Prisma.sql`WHERE (q.score < ${after.score}::float8 OR (q.score = ${after.score}::float8 AND q.id > ${after.id}))`
+    : Prisma.empty;
   const rows = await db.$queryRaw<QueueRow[]>`
     WITH dist AS (SELECT class_id, count(*) AS n FROM objects GROUP BY class_id),
          total AS (SELECT coalesce(sum(n), 0) AS n FROM dist),
@@ -77,5 +79,9 @@ export async function reviewQueue(db: Db, f: QueueFilter) {
     rarity: rarity(Number(r.class_count), Number(r.total)),
   }));
   const last = items[items.length - 1];
-  return { items, next_cursor: rows.length > f.limit && last ? encodeCursor({ score: last.score, id: last.object_id }) : null };
+  return {
+    items,
+    next_cursor:
+      rows.length > f.limit && last ? encodeCursor({ score: last.score, id: last.object_id }) : null,
+  };
 }

@@ -66,10 +66,21 @@ export async function reviewObjects(db: Db, input: ReviewInput, actor: Actor): P
         const conflicts = rows
           .filter((r) => r.version !== input.expectedVersions![r.id])
           .map((r) => ({ object_id: r.id, expected: input.expectedVersions![r.id], actual: r.version }));
-        if (conflicts.length) throw new ConflictError(`${conflicts.length} object(s) changed since they were read; nothing was applied`, { conflicts });
+        if (conflicts.length)
+          throw new ConflictError(
+            `${conflicts.length} object(s) changed since they were read; nothing was applied`,
+            { conflicts },
+          );
       }
       const batch = input.bulk
-        ? await tx.reviewBatch.create({ data: { reviewerId: actor.userId, reviewer: input.reviewer, action: input.action, objectCount: ids.length } })
+        ? await tx.reviewBatch.create({
+            data: {
+              reviewerId: actor.userId,
+              reviewer: input.reviewer,
+              action: input.action,
+              objectCount: ids.length,
+            },
+          })
         : null;
       // One statement updates the rows and appends their reviews: its CTEs all read the snapshot
       // taken before the UPDATE, so `prev` holds each object's prior state for `before`.
@@ -101,7 +112,14 @@ export async function reviewObjects(db: Db, input: ReviewInput, actor: Actor): P
         action: input.bulk ? 'objects.bulk_reviewed' : 'object.reviewed',
         subjectType: input.bulk ? 'review_batch' : 'object',
         subjectId: batch?.id ?? ids[0]!,
-        detail: { action: input.action, state, class: cls?.name ?? null, attrs: input.effect.attrs, count: ids.length, ...(input.bulk ? { object_ids: ids } : {}) } as Prisma.InputJsonValue,
+        detail: {
+          action: input.action,
+          state,
+          class: cls?.name ?? null,
+          attrs: input.effect.attrs,
+          count: ids.length,
+          ...(input.bulk ? { object_ids: ids } : {}),
+        } as Prisma.InputJsonValue,
         requestId: actor.requestId,
       });
       return { batchId: batch?.id ?? null, objects: updated };

@@ -37,18 +37,40 @@ export interface AutolabelSessionResult {
 }
 
 async function loadOntology(deps: ActivityDeps): Promise<OntologyLookup> {
-  const [classes, aliases] = await Promise.all([deps.db.ontologyClass.findMany({ where: { retiredAt: null } }), deps.db.ontologyAlias.findMany({ include: { class: true } })]);
+  const [classes, aliases] = await Promise.all([
+    deps.db.ontologyClass.findMany({ where: { retiredAt: null } }),
+    deps.db.ontologyAlias.findMany({ include: { class: true } }),
+  ]);
   const byName = new Map(classes.map((c) => [c.name, { id: c.id, name: c.name, l1: c.l1 }]));
-  for (const a of aliases) if (!byName.has(a.name) && !a.class.retiredAt) byName.set(a.name, { id: a.class.id, name: a.class.name, l1: a.class.l1 });
-  return { resolve: (name) => byName.get(name), names: new Set(classes.filter((c) => c.l0 === 'object').map((c) => c.name)) };
+  for (const a of aliases)
+    if (!byName.has(a.name) && !a.class.retiredAt)
+      byName.set(a.name, { id: a.class.id, name: a.class.name, l1: a.class.l1 });
+  return {
+    resolve: (name) => byName.get(name),
+    names: new Set(classes.filter((c) => c.l0 === 'object').map((c) => c.name)),
+  };
 }
 
 /** A calibration in the session's source metadata (`camera`: fx, fy, cx, cy, height_m, pitch_deg) wins over the default. */
-function sessionCamera(sourceMeta: Prisma.JsonValue, width: number, height: number): { camera: EgoCamera; source: 'session' | 'default' } {
+function sessionCamera(
+  sourceMeta: Prisma.JsonValue,
+  width: number,
+  height: number,
+): { camera: EgoCamera; source: 'session' | 'default' } {
   const c = (sourceMeta as { camera?: Record<string, unknown> } | null)?.camera;
   const n = (k: string) => (typeof c?.[k] === 'number' ? (c[k] as number) : null);
   if (c && n('fx') && n('fy') && n('cx') !== null && n('cy') !== null) {
-    return { camera: { fx: n('fx')!, fy: n('fy')!, cx: n('cx')!, cy: n('cy')!, heightM: n('height_m') ?? 1.4, pitchDeg: n('pitch_deg') ?? 0 }, source: 'session' };
+    return {
+      camera: {
+        fx: n('fx')!,
+        fy: n('fy')!,
+        cx: n('cx')!,
+        cy: n('cy')!,
+        heightM: n('height_m') ?? 1.4,
+        pitchDeg: n('pitch_deg') ?? 0,
+      },
+      source: 'session',
+    };
   }
   return { camera: defaultCamera(width, height), source: 'default' };
 }
@@ -76,7 +98,8 @@ export function createAutolabelActivities(deps: ActivityDeps) {
   // Kept loaded between sessions: a session starts without loading the model (docs/autolabel.md).
   const closedSetModel = deps.closedSet ?? residentClosedSetDetector(config);
 
-  const publish = (job: AutolabelJob, type: string) => deps.events?.publish('jobs', type, jobOut(job)) ?? Promise.resolve();
+  const publish = (job: AutolabelJob, type: string) =>
+    deps.events?.publish('jobs', type, jobOut(job)) ?? Promise.resolve();
 
   /** Frames still to do, in index order: after the resume point, unlabelled only when asked, within the limit. */
   async function framesToDo(job: AutolabelJob, after: number | null) {
@@ -87,7 +110,9 @@ export function createAutolabelActivities(deps: ActivityDeps) {
         sessionId: job.sessionId,
         ...(after === null ? {} : { index: { gt: after } }),
         // Unlabelled: no object other than this job's own (so a retry sees the same frames).
-        ...(job.onlyUnlabelled ? { objects: { none: { OR: [{ jobId: null }, { jobId: { not: job.id } }] } } } : {}),
+        ...(job.onlyUnlabelled
+          ? { objects: { none: { OR: [{ jobId: null }, { jobId: { not: job.id } }] } } }
+          : {}),
       },
       orderBy: { index: 'asc' },
       take: remaining,
@@ -114,9 +139,21 @@ export function createAutolabelActivities(deps: ActivityDeps) {
           db.session.findUnique({ where: { id: input.sessionId } }),
           readGate(db, input.sessionId),
         ]);
-        if (!job0 || job0.sessionId !== input.sessionId) throw ApplicationFailure.nonRetryable(`no autolabel job ${input.jobId} for session ${input.sessionId}`, 'JobNotFound');
-        if (!session) throw ApplicationFailure.nonRetryable(`session ${input.sessionId} no longer exists`, 'SessionNotFound');
-        if (gate.quarantined || session.quarantined) throw ApplicationFailure.nonRetryable(`session ${session.id} is quarantined by its health gate; auto-label is refused`, 'SessionQuarantined');
+        if (!job0 || job0.sessionId !== input.sessionId)
+          throw ApplicationFailure.nonRetryable(
+            `no autolabel job ${input.jobId} for session ${input.sessionId}`,
+            'JobNotFound',
+          );
+        if (!session)
+          throw ApplicationFailure.nonRetryable(
+            `session ${input.sessionId} no longer exists`,
+            'SessionNotFound',
+          );
+        if (gate.quarantined || session.quarantined)
+          throw ApplicationFailure.nonRetryable(
+            `session ${session.id} is quarantined by its health gate; auto-label is refused`,
+            'SessionQuarantined',
+          );
 
         const beat = ctx.info.heartbeatDetails as AutolabelHeartbeat | undefined;
         const committed = job0.lastFrameIndex;
@@ -135,15 +172,25 @@ export function createAutolabelActivities(deps: ActivityDeps) {
               ...(job0.framesPlanned === null ? { framesPlanned: frames.length } : {}),
             },
           }),
-          takeSlot(db, { device, holderKind: 'autolabel', holderId: job0.id, workflowId: job0.workflowId, sessionId: job0.sessionId }),
+          takeSlot(db, {
+            device,
+            holderKind: 'autolabel',
+            holderId: job0.id,
+            workflowId: job0.workflowId,
+            sessionId: job0.sessionId,
+          }),
         ]);
         holding = job.id;
         let details: AutolabelHeartbeat = { lastFrameIndex: resumedFrom, framesDone: job.framesDone };
         ctx.heartbeat(details);
         // Heartbeats keep flowing while a frame waits on a slow endpoint, so only a dead worker times out.
-        ticker = setInterval(() => ctx.heartbeat(details), Math.max(1000, (config.autolabel.heartbeatTimeoutSeconds * 1000) / 3));
+        ticker = setInterval(
+          () => ctx.heartbeat(details),
+          Math.max(1000, (config.autolabel.heartbeatTimeoutSeconds * 1000) / 3),
+        );
         const closedSet = await loadingModel.catch((err: unknown) => {
-          if (err instanceof UnavailableError) throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
+          if (err instanceof UnavailableError)
+            throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
           throw err;
         });
         const paths = { openVocab: createOpenVocabPath(config), verifier: createVerifierPath(config) };
@@ -166,20 +213,25 @@ export function createAutolabelActivities(deps: ActivityDeps) {
         // and reads, decodes and commits overlap inference. Commits stay in frame order, and the
         // heartbeat only advances past a committed frame.
         const load = (frame: (typeof frames)[number]) => {
-          const loading = timed('read', readObject(storage, objectLocation(storage, frame.uri, 'frames'))).then((bytes) =>
-            timed(
-              'decode',
-              decodeFrame(bytes).then(async (image) => {
-                // A configured open-vocabulary endpoint is sent every frame: its full decode can run ahead too.
-                const [input] = await Promise.all([closedSet.prepare(image), paths.openVocab.configured ? image.pixels() : null]);
-                return { image, input };
-              }),
-            ),
-          ).then(({ image, input }) => {
-            const closed = closedSet.infer(input);
-            closed.catch(() => undefined); // awaited by labelFrame
-            return { image, closed };
-          });
+          const loading = timed('read', readObject(storage, objectLocation(storage, frame.uri, 'frames')))
+            .then((bytes) =>
+              timed(
+                'decode',
+                decodeFrame(bytes).then(async (image) => {
+                  // A configured open-vocabulary endpoint is sent every frame: its full decode can run ahead too.
+                  const [input] = await Promise.all([
+                    closedSet.prepare(image),
+                    paths.openVocab.configured ? image.pixels() : null,
+                  ]);
+                  return { image, input };
+                }),
+              ),
+            )
+            .then(({ image, input }) => {
+              const closed = closedSet.infer(input);
+              closed.catch(() => undefined); // awaited by labelFrame
+              return { image, closed };
+            });
           loading.catch(() => undefined); // awaited below; marked handled so an early failure cannot crash the worker
           return loading;
         };
@@ -193,7 +245,14 @@ export function createAutolabelActivities(deps: ActivityDeps) {
           await committing;
           committing = (async () => {
             // A batch's write time reaches the row with the next batch (and the last with completion).
-            const done = await timed('write', commitFrames(db, masks, job, batch, { controlSeed: config.autolabel.controlSeed, tally, slot: { device } }));
+            const done = await timed(
+              'write',
+              commitFrames(db, masks, job, batch, {
+                controlSeed: config.autolabel.controlSeed,
+                tally,
+                slot: { device },
+              }),
+            );
             details = { lastFrameIndex: done.lastFrameIndex, framesDone: done.framesDone };
             ctx.heartbeat(details);
             if (Date.now() - lastPublish > 1000) {
@@ -209,13 +268,26 @@ export function createAutolabelActivities(deps: ActivityDeps) {
           if (frames[i + PREFETCH]) ahead.push(load(frames[i + PREFETCH]!));
           const cam = sessionCamera(session.sourceMeta, image.width, image.height);
           const t = performance.now();
-          const answered = closed.then(() => performance.now(), () => performance.now());
-          const labels = await labelFrame(paths, ontology, { image, closedSet: closed, timestampMs: frame.timestampMs, egoSpeedMps: egoSpeed(frame.context) }, {
-            policy,
-            fusionIou: config.autolabel.fusionIou,
-            verifierMaxObjects: config.autolabel.verifierMaxObjects,
-            critic: { camera: cam.camera, cameraSource: cam.source, previous, lidarPixels: null },
-          });
+          const answered = closed.then(
+            () => performance.now(),
+            () => performance.now(),
+          );
+          const labels = await labelFrame(
+            paths,
+            ontology,
+            {
+              image,
+              closedSet: closed,
+              timestampMs: frame.timestampMs,
+              egoSpeedMps: egoSpeed(frame.context),
+            },
+            {
+              policy,
+              fusionIou: config.autolabel.fusionIou,
+              verifierMaxObjects: config.autolabel.verifierMaxObjects,
+              critic: { camera: cam.camera, cameraSource: cam.source, previous, lidarPixels: null },
+            },
+          );
           ms.inference += labels.inferenceMs;
           // The paths after the model's answer: decoding its head, the endpoints, fusion, verifier, critic.
           ms.fusion += performance.now() - Math.max(t, await answered);
@@ -227,12 +299,32 @@ export function createAutolabelActivities(deps: ActivityDeps) {
         if (pending.length) await commit();
         await committing;
         await started;
-        job = await db.autolabelJob.update({ where: { id: job.id }, data: { state: 'completed', finishedAt: new Date(), paths: { closed_set: closedSet.model }, tally: tally as unknown as Prisma.InputJsonValue } });
+        job = await db.autolabelJob.update({
+          where: { id: job.id },
+          data: {
+            state: 'completed',
+            finishedAt: new Date(),
+            paths: { closed_set: closedSet.model },
+            tally: tally as unknown as Prisma.InputJsonValue,
+          },
+        });
         await Promise.all([
-          recordAudit(db, { actorId: null, action: 'autolabel.completed', subjectType: 'session', subjectId: job.sessionId, detail: { job_id: job.id, frames: job.framesDone, objects: job.objectsCreated } }),
+          recordAudit(db, {
+            actorId: null,
+            action: 'autolabel.completed',
+            subjectType: 'session',
+            subjectId: job.sessionId,
+            detail: { job_id: job.id, frames: job.framesDone, objects: job.objectsCreated },
+          }),
           publish(job, 'autolabel.completed'),
         ]);
-        return { jobId: job.id, framesDone: job.framesDone, objectsCreated: job.objectsCreated, objectsDeleted: job.objectsDeleted, resumedFrom };
+        return {
+          jobId: job.id,
+          framesDone: job.framesDone,
+          objectsCreated: job.objectsCreated,
+          objectsDeleted: job.objectsDeleted,
+          resumedFrom,
+        };
       } finally {
         clearInterval(ticker);
         if (holding) await releaseSlot(db, device, holding);

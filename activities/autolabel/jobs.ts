@@ -38,8 +38,17 @@ export function jobOut(job: AutolabelJob) {
 export function createAutolabelJobActivities(deps: ActivityDeps) {
   return {
     async failAutolabelJob(input: { jobId: string; error: string }): Promise<void> {
-      const job = await deps.db.autolabelJob.update({ where: { id: input.jobId }, data: { state: 'failed', error: input.error, finishedAt: new Date() } });
-      await recordAudit(deps.db, { actorId: null, action: 'autolabel.failed', subjectType: 'session', subjectId: job.sessionId, detail: { job_id: job.id, error: input.error } });
+      const job = await deps.db.autolabelJob.update({
+        where: { id: input.jobId },
+        data: { state: 'failed', error: input.error, finishedAt: new Date() },
+      });
+      await recordAudit(deps.db, {
+        actorId: null,
+        action: 'autolabel.failed',
+        subjectType: 'session',
+        subjectId: job.sessionId,
+        detail: { job_id: job.id, error: input.error },
+      });
       await deps.events?.publish('jobs', 'autolabel.failed', jobOut(job));
     },
   };

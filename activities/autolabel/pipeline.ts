@@ -1,6 +1,24 @@
-import { applyCritic, criticiseFrame, type CriticContext, type CriticFrame, type CriticVerdict } from '../../core/critic';
-import { applyVerifierAnswer, fuseDetections, type FusedObject, type PathRun, type VerifierTrace } from '../../core/fusion';
-import { distanceToAutoAccept, isUncertain, routeObject, type AgentPolicy, type ObjectRoute } from '../../core/routing';
+import {
+  applyCritic,
+  criticiseFrame,
+  type CriticContext,
+  type CriticFrame,
+  type CriticVerdict,
+} from '../../core/critic';
+import {
+  applyVerifierAnswer,
+  fuseDetections,
+  type FusedObject,
+  type PathRun,
+  type VerifierTrace,
+} from '../../core/fusion';
+import {
+  distanceToAutoAccept,
+  isUncertain,
+  routeObject,
+  type AgentPolicy,
+  type ObjectRoute,
+} from '../../core/routing';
 import type { ClosedSetResult } from '../detect/closed-set';
 import type { FrameImage } from '../detect/frame-image';
 import type { OpenVocabPath } from '../detect/open-vocab';
@@ -39,7 +57,12 @@ export interface LabelledObject {
 export interface FrameLabels {
   objects: LabelledObject[];
   runs: PathRun[];
-  verifier: { status: 'ran' | 'refused' | 'failed' | 'not_needed'; asked: number; reason?: string; model?: string };
+  verifier: {
+    status: 'ran' | 'refused' | 'failed' | 'not_needed';
+    asked: number;
+    reason?: string;
+    model?: string;
+  };
   /** Detections dropped because the ontology has no class for them, by name. */
   dropped: Record<string, number>;
   /** The closed-set model's own run time on its thread. */
@@ -60,7 +83,12 @@ export async function labelFrame(
   paths: EndpointPaths,
   ontology: OntologyLookup,
   frame: FrameInput,
-  opts: { policy: AgentPolicy; fusionIou: number; verifierMaxObjects: number; critic: Omit<CriticContext, 'previous'> & { previous: CriticFrame | null } },
+  opts: {
+    policy: AgentPolicy;
+    fusionIou: number;
+    verifierMaxObjects: number;
+    critic: Omit<CriticContext, 'previous'> & { previous: CriticFrame | null };
+  },
 ): Promise<FrameLabels> {
   const [closed, openRun] = await Promise.all([frame.closedSet, paths.openVocab.detect(frame.image)]);
   const dropped: Record<string, number> = { ...closed.dropped };
@@ -72,21 +100,32 @@ export async function labelFrame(
       dropped[d.className] = (dropped[d.className] ?? 0) + 1;
       return false;
     });
-    return { ...run, detections: detections.map((d) => ({ ...d, className: ontology.resolve(d.className)!.name })) };
+    return {
+      ...run,
+      detections: detections.map((d) => ({ ...d, className: ontology.resolve(d.className)!.name })),
+    };
   };
   const runs = [known(closed.run), known(openRun)];
-  let fused: Array<FusedObject & { verifier?: VerifierTrace }> = fuseDetections(runs, { iouThreshold: opts.fusionIou });
+  let fused: Array<FusedObject & { verifier?: VerifierTrace }> = fuseDetections(runs, {
+    iouThreshold: opts.fusionIou,
+  });
 
   // Only the uncertain subset goes to the verifier, the closest calls first.
   const uncertain = fused
     .map((o, i) => ({ o, i }))
     .filter(({ o }) => isUncertain(o, opts.policy))
-    .sort((a, b) => distanceToAutoAccept(a.o, opts.policy) - distanceToAutoAccept(b.o, opts.policy) || a.i - b.i)
+    .sort(
+      (a, b) => distanceToAutoAccept(a.o, opts.policy) - distanceToAutoAccept(b.o, opts.policy) || a.i - b.i,
+    )
     .slice(0, opts.verifierMaxObjects);
   const verifierSummary: FrameLabels['verifier'] = { status: 'not_needed', asked: 0 };
   const unverified = new Set<number>();
   if (uncertain.length) {
-    const outcome = await paths.verifier.verify(frame.image, uncertain.map(({ o, i }) => ({ id: `o${i}`, box: o.box, className: o.className, conf: o.conf })), ontology.names);
+    const outcome = await paths.verifier.verify(
+      frame.image,
+      uncertain.map(({ o, i }) => ({ id: `o${i}`, box: o.box, className: o.className, conf: o.conf })),
+      ontology.names,
+    );
     verifierSummary.status = outcome.status;
     verifierSummary.asked = uncertain.length;
     if (outcome.status === 'ran') {
@@ -107,7 +146,12 @@ export async function labelFrame(
     width: frame.image.width,
     height: frame.image.height,
     egoSpeedMps: frame.egoSpeedMps,
-    objects: fused.map((o, i) => ({ key: String(i), className: o.className, l1: ontology.resolve(o.className)!.l1, box: o.box })),
+    objects: fused.map((o, i) => ({
+      key: String(i),
+      className: o.className,
+      l1: ontology.resolve(o.className)!.l1,
+      box: o.box,
+    })),
   };
   const verdicts = criticiseFrame(criticFrame, opts.critic);
   const objects = fused.map((o, i): LabelledObject => {
@@ -120,7 +164,16 @@ export async function labelFrame(
       ...(unverified.has(i) ? ['unverified'] : []),
       ...(o.entropy > 0 ? ['class_disagreement'] : []),
     ];
-    return { n: i, fused: o, classId: ontology.resolve(o.className)!.id, state: route, routeReason: routed.reason, critic, demoted, qualityFlags };
+    return {
+      n: i,
+      fused: o,
+      classId: ontology.resolve(o.className)!.id,
+      state: route,
+      routeReason: routed.reason,
+      critic,
+      demoted,
+      qualityFlags,
+    };
   });
   return { objects, runs, verifier: verifierSummary, dropped, inferenceMs: closed.inferenceMs, criticFrame };
 }

@@ -20,7 +20,11 @@ export async function takeSlot(db: Db, h: SlotHolder): Promise<void> {
   await db.$transaction([
     // A retry on another GPU moves the work: the dead worker's row for it goes.
     db.gpuSlot.deleteMany({ where: { holderId: h.holderId, device: { not: h.device } } }),
-    db.gpuSlot.upsert({ where: { device: h.device }, create: { ...h, acquiredAt: now, heartbeatAt: now }, update: { ...h, acquiredAt: now, heartbeatAt: now } }),
+    db.gpuSlot.upsert({
+      where: { device: h.device },
+      create: { ...h, acquiredAt: now, heartbeatAt: now },
+      update: { ...h, acquiredAt: now, heartbeatAt: now },
+    }),
   ]);
 }
 

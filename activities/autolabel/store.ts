@@ -144,7 +144,11 @@ export async function commitFrames(
         conf: o.fused.conf,
         checks: o.critic.ran,
       })),
-      audits: frames.map((f) => ({ frame_id: f.frame.id, created: f.rows.length, controls: f.controls.length })),
+      audits: frames.map((f) => ({
+        frame_id: f.frame.id,
+        created: f.rows.length,
+        controls: f.controls.length,
+      })),
       tally: progress.tally,
     });
     return db.$transaction(async (tx) => {
@@ -159,7 +163,11 @@ export async function commitFrames(
         pending_controls AS (DELETE FROM control_samples c USING old WHERE c.object_id = old.id AND c.verdict IS NULL),
         replaced AS (DELETE FROM objects o USING old WHERE o.id = old.id)
         SELECT id::text AS "id", frame_id::text AS "frameId", mask_uri AS "maskUri" FROM old`;
-      const replacedPerFrame = JSON.stringify(Object.fromEntries(frames.map((f) => [f.frame.id, old.filter((o) => o.frameId === f.frame.id).length])));
+      const replacedPerFrame = JSON.stringify(
+        Object.fromEntries(
+          frames.map((f) => [f.frame.id, old.filter((o) => o.frameId === f.frame.id).length]),
+        ),
+      );
       const [done] = await tx.$queryRaw<Array<{ framesDone: number; lastFrameIndex: number }>>`
         WITH batch AS (SELECT ${writes}::jsonb AS j, ${replacedPerFrame}::jsonb AS replaced),
         new_objects AS (
@@ -214,7 +222,9 @@ function reasonerTrace(o: FrameLabels['objects'][number], labels: FrameLabels) {
     paths: Object.fromEntries(
       labels.runs.map((r) => [
         r.path,
-        r.status === 'ran' ? { status: 'ran', model: r.model ?? null } : { status: r.status, reason: r.reason },
+        r.status === 'ran'
+          ? { status: 'ran', model: r.model ?? null }
+          : { status: r.status, reason: r.reason },
       ]),
     ),
     class_distribution: o.fused.classDistribution,
@@ -223,7 +233,10 @@ function reasonerTrace(o: FrameLabels['objects'][number], labels: FrameLabels) {
     verifier:
       o.fused.verifier ??
       (o.qualityFlags.includes('unverified')
-        ? { status: labels.verifier.status, reason: labels.verifier.reason ?? 'the verifier gave no answer for it' }
+        ? {
+            status: labels.verifier.status,
+            reason: labels.verifier.reason ?? 'the verifier gave no answer for it',
+          }
         : null),
   };
 }

@@ -1,7 +1,12 @@
 import type { AppConfig } from '../../core/config';
 import { ConflictError, NotFoundError } from '../../core/errors';
 import { MACHINE_SOURCE_SPELLINGS } from '../../core/objects/sources';
-import { fitPolicyDefaults, fitThresholds, type JudgedObject, type ThresholdFitResult } from '../../core/routing/thresholds';
+import {
+  fitPolicyDefaults,
+  fitThresholds,
+  type JudgedObject,
+  type ThresholdFitResult,
+} from '../../core/routing/thresholds';
 import type { AgentPolicy } from '../../core/routing';
 import type { Prisma, ThresholdFit } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
@@ -15,7 +20,10 @@ const JUDGING_ACTIONS = ['confirm', 'accept', 'reject', 'relabel'];
  * machine object's first review that judged it. A control and a review of the same object count
  * once, as the control (it is the deliberate audit). Only sessions in `sessionIds` when given.
  */
-export async function gatherVerdicts(db: Db, sessionIds: readonly string[] | null): Promise<{ judged: JudgedObject[]; evidence: { controls: number; reviews: number } }> {
+export async function gatherVerdicts(
+  db: Db,
+  sessionIds: readonly string[] | null,
+): Promise<{ judged: JudgedObject[]; evidence: { controls: number; reviews: number } }> {
   const sessions = sessionIds ? JSON.stringify(sessionIds) : null;
   const [controls, reviews] = await Promise.all([
     db.$queryRaw<Array<{ objectId: string; className: string; conf: number; correct: boolean }>>`
@@ -40,7 +48,11 @@ export async function gatherVerdicts(db: Db, sessionIds: readonly string[] | nul
   ]);
   const controlled = new Set(controls.map((c) => c.objectId));
   const reviewed = reviews.filter((r) => !controlled.has(r.objectId));
-  const judged = [...controls, ...reviewed].map(({ className, conf, correct }) => ({ className, conf, correct }));
+  const judged = [...controls, ...reviewed].map(({ className, conf, correct }) => ({
+    className,
+    conf,
+    correct,
+  }));
   return { judged, evidence: { controls: controls.length, reviews: reviewed.length } };
 }
 
@@ -69,7 +81,13 @@ export function thresholdFitOut(fit: ThresholdFit) {
 
 export async function createThresholdFit(
   db: Db,
-  input: { targetPrecision: number; minSamples: number; sessionIds: string[] | null; actorId: string; requestId: string },
+  input: {
+    targetPrecision: number;
+    minSamples: number;
+    sessionIds: string[] | null;
+    actorId: string;
+    requestId: string;
+  },
 ): Promise<ThresholdFit> {
   const { judged, evidence } = await gatherVerdicts(db, input.sessionIds);
   const result = fitThresholds(judged, input.targetPrecision, input.minSamples);
@@ -85,7 +103,18 @@ export async function createThresholdFit(
         createdBy: input.actorId,
       },
     });
-    await recordAudit(tx, { actorId: input.actorId, action: 'fusion.thresholds.fitted', subjectType: 'threshold_fit', subjectId: fit.id, detail: { target_precision: input.targetPrecision, judged: judged.length, global: result.global.status }, requestId: input.requestId });
+    await recordAudit(tx, {
+      actorId: input.actorId,
+      action: 'fusion.thresholds.fitted',
+      subjectType: 'threshold_fit',
+      subjectId: fit.id,
+      detail: {
+        target_precision: input.targetPrecision,
+        judged: judged.length,
+        global: result.global.status,
+      },
+      requestId: input.requestId,
+    });
     return fit;
   });
 }
@@ -98,19 +127,35 @@ const ACTIVATION_LOCK = 727_200;
  * fitted — no global threshold and no class threshold or never-class — would change nothing, so it
  * is refused rather than shown as active.
  */
-export async function activateThresholdFit(db: Db, id: string, actor: { actorId: string; requestId: string }): Promise<ThresholdFit> {
+export async function activateThresholdFit(
+  db: Db,
+  id: string,
+  actor: { actorId: string; requestId: string },
+): Promise<ThresholdFit> {
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ACTIVATION_LOCK}::int)`;
     const fit = await tx.thresholdFit.findUnique({ where: { id } });
     if (!fit) throw new NotFoundError(`no threshold fit ${id}`);
     const defaults = fitPolicyDefaults(storedFigures(fit));
     if (defaults.auto_accept_conf === null && Object.keys(defaults.class_thresholds).length === 0) {
-      throw new ConflictError(`threshold fit ${id} fitted nothing (too few verdicts); activating it would change no threshold`);
+      throw new ConflictError(
+        `threshold fit ${id} fitted nothing (too few verdicts); activating it would change no threshold`,
+      );
     }
     const previous = await tx.thresholdFit.findFirst({ where: { active: true }, select: { id: true } });
     await tx.thresholdFit.updateMany({ where: { active: true, id: { not: id } }, data: { active: false } });
-    const activated = await tx.thresholdFit.update({ where: { id }, data: { active: true, activatedAt: new Date(), activatedBy: actor.actorId } });
-    await recordAudit(tx, { actorId: actor.actorId, action: 'fusion.thresholds.activated', subjectType: 'threshold_fit', subjectId: id, detail: { previous: previous?.id ?? null }, requestId: actor.requestId });
+    const activated = await tx.thresholdFit.update({
+      where: { id },
+      data: { active: true, activatedAt: new Date(), activatedBy: actor.actorId },
+    });
+    await recordAudit(tx, {
+      actorId: actor.actorId,
+      action: 'fusion.thresholds.activated',
+      subjectType: 'threshold_fit',
+      subjectId: id,
+      detail: { previous: previous?.id ?? null },
+      requestId: actor.requestId,
+    });
     return activated;
   });
 }
@@ -122,10 +167,20 @@ export async function activateThresholdFit(db: Db, id: string, actor: { actorId:
  */
 export async function routingDefaults(db: Db, config: Pick<AppConfig, 'autolabel'>): Promise<AgentPolicy> {
   const a = config.autolabel;
-  const base: AgentPolicy = { auto_accept_conf: a.autoAcceptConf, require_agreement: a.requireAgreement, review_low: a.reviewLow };
+  const base: AgentPolicy = {
+    auto_accept_conf: a.autoAcceptConf,
+    require_agreement: a.requireAgreement,
+    review_low: a.reviewLow,
+  };
   const fit = await db.thresholdFit.findFirst({ where: { active: true } });
   if (!fit) return base;
   const fitted = fitPolicyDefaults(storedFigures(fit));
   const autoAccept = fitted.auto_accept_conf ?? base.auto_accept_conf;
-  return { ...base, auto_accept_conf: autoAccept, review_low: Math.min(base.review_low, autoAccept), class_thresholds: fitted.class_thresholds, threshold_fit_id: fit.id };
+  return {
+    ...base,
+    auto_accept_conf: autoAccept,
+    review_low: Math.min(base.review_low, autoAccept),
+    class_thresholds: fitted.class_thresholds,
+    threshold_fit_id: fit.id,
+  };
 }

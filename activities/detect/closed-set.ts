@@ -142,7 +142,12 @@ function startInferenceThread() {
     async open(bytes: Buffer, options: ort.InferenceSession.SessionOptions): Promise<void> {
       await ask({ op: 'open', bytes, options });
     },
-    async run(input: string, output: string, data: Float32Array, dims: number[]): Promise<{ head: Float32Array; ms: number }> {
+    async run(
+      input: string,
+      output: string,
+      data: Float32Array,
+      dims: number[],
+    ): Promise<{ head: Float32Array; ms: number }> {
       const answer = await ask({ op: 'run', input, output, data, dims }, [data.buffer as ArrayBuffer]);
       return { head: answer.data!, ms: answer.ms! };
     },
@@ -178,7 +183,10 @@ export async function loadClosedSetDetector(config: DetectConfig): Promise<Close
   }
 }
 
-async function openDetector(config: DetectConfig, thread: ReturnType<typeof startInferenceThread>): Promise<ClosedSetDetector> {
+async function openDetector(
+  config: DetectConfig,
+  thread: ReturnType<typeof startInferenceThread>,
+): Promise<ClosedSetDetector> {
   const { session, file, bytes } = await openModel(config.models, 'closedSetDetector');
   const input = session.inputMetadata[0];
   const output = session.outputMetadata[0];
@@ -202,7 +210,10 @@ async function openDetector(config: DetectConfig, thread: ReturnType<typeof star
     );
   }
   const threads = closedSetThreads(config.models);
-  const opening = thread.open(bytes, { executionProviders: [config.models.device], ...(threads ? { intraOpNumThreads: threads } : {}) });
+  const opening = thread.open(bytes, {
+    executionProviders: [config.models.device],
+    ...(threads ? { intraOpNumThreads: threads } : {}),
+  });
   opening.catch(() => undefined); // awaited below, after hashing the file meanwhile
   const model = `${path.basename(file)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
   await opening;

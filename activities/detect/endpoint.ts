@@ -4,7 +4,12 @@ import type { z } from 'zod';
  * POSTs JSON to a configured model endpoint and validates the answer. One retry after a network
  * error or a 5xx/429 answer; anything else fails at once with a message that names the endpoint.
  */
-export async function postJson<S extends z.ZodType>(what: string, url: string, body: unknown, opts: { key: string; timeoutSeconds: number; schema: S }): Promise<z.infer<S>> {
+export async function postJson<S extends z.ZodType>(
+  what: string,
+  url: string,
+  body: unknown,
+  opts: { key: string; timeoutSeconds: number; schema: S },
+): Promise<z.infer<S>> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   const payload = JSON.stringify(body);
@@ -12,7 +17,12 @@ export async function postJson<S extends z.ZodType>(what: string, url: string, b
   for (let attempt = 1; attempt <= 2; attempt++) {
     let res: Response;
     try {
-      res = await fetch(url, { method: 'POST', headers, body: payload, signal: AbortSignal.timeout(opts.timeoutSeconds * 1000) });
+      res = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: payload,
+        signal: AbortSignal.timeout(opts.timeoutSeconds * 1000),
+      });
     } catch (err) {
       lastError = `${what} at ${url} did not answer: ${(err as Error).message}`;
       continue;
@@ -30,7 +40,10 @@ export async function postJson<S extends z.ZodType>(what: string, url: string, b
       throw new Error(`${what} at ${url} answered something that is not JSON: ${text.slice(0, 200)}`);
     }
     const parsed = opts.schema.safeParse(json);
-    if (!parsed.success) throw new Error(`${what} at ${url} answered outside its contract: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new Error(
+        `${what} at ${url} answered outside its contract: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     return parsed.data;
   }
   throw new Error(lastError);

@@ -12,7 +12,8 @@ export function createDetectActivities(deps: { config: AppConfig }) {
         return await checkModel(deps.config.models, role);
       } catch (err) {
         // Retrying cannot make a missing model or provider appear.
-        if (err instanceof UnavailableError) throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
+        if (err instanceof UnavailableError)
+          throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
         throw err;
       }
     },

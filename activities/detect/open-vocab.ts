@@ -35,10 +35,19 @@ const MAX_SIDE = 1280;
 const clamp = (v: number, hi: number) => Math.min(hi, Math.max(0, v));
 
 export function createOpenVocabPath(config: Pick<AppConfig, 'autolabel'>): OpenVocabPath {
-  const { openVocabUrl: url, openVocabKey: key, openVocabPrompts, openVocabMinScore, endpointTimeoutSeconds } = config.autolabel;
+  const {
+    openVocabUrl: url,
+    openVocabKey: key,
+    openVocabPrompts,
+    openVocabMinScore,
+    endpointTimeoutSeconds,
+  } = config.autolabel;
   if (!url) {
     const reason = 'open-vocabulary detector is not configured (set APP_AUTOLABEL__OPEN_VOCAB_URL)';
-    return { configured: false, detect: () => Promise.resolve({ path: 'open_vocab', status: 'refused', reason }) };
+    return {
+      configured: false,
+      detect: () => Promise.resolve({ path: 'open_vocab', status: 'refused', reason }),
+    };
   }
   const classByPrompt = new Map(openVocabPrompts.map((c) => [c.replace(/_/g, ' '), c]));
   return {
@@ -51,7 +60,12 @@ export function createOpenVocabPath(config: Pick<AppConfig, 'autolabel'>): OpenV
         const answer = await postJson(
           'open-vocabulary detector',
           url,
-          { image: { mime: 'image/jpeg', data: jpeg.toString('base64') }, ...sent, prompts: [...classByPrompt.keys()], min_score: openVocabMinScore },
+          {
+            image: { mime: 'image/jpeg', data: jpeg.toString('base64') },
+            ...sent,
+            prompts: [...classByPrompt.keys()],
+            min_score: openVocabMinScore,
+          },
           { key, timeoutSeconds: endpointTimeoutSeconds, schema: OpenVocabAnswer },
         );
         const toX = (v: number) => clamp(v / scale, frame.width);
@@ -60,10 +74,22 @@ export function createOpenVocabPath(config: Pick<AppConfig, 'autolabel'>): OpenV
           .filter((d) => d.score >= openVocabMinScore)
           .map((d) => {
             const className = classByPrompt.get(d.prompt);
-            if (!className) throw new Error(`open-vocabulary detector answered prompt ${JSON.stringify(d.prompt)}, which was not asked`);
+            if (!className)
+              throw new Error(
+                `open-vocabulary detector answered prompt ${JSON.stringify(d.prompt)}, which was not asked`,
+              );
             const [x1, y1, x2, y2] = d.box as [number, number, number, number];
-            const mask = d.polygons?.filter((r) => r.length >= 6 && r.length % 2 === 0).map((r) => r.map((v, i) => (i % 2 ? toY(v) : toX(v)))) ?? [];
-            return { box: { x1: toX(x1), y1: toY(y1), x2: toX(x2), y2: toY(y2) }, className, score: d.score, label: d.prompt, mask: mask.length ? mask : null };
+            const mask =
+              d.polygons
+                ?.filter((r) => r.length >= 6 && r.length % 2 === 0)
+                .map((r) => r.map((v, i) => (i % 2 ? toY(v) : toX(v)))) ?? [];
+            return {
+              box: { x1: toX(x1), y1: toY(y1), x2: toX(x2), y2: toY(y2) },
+              className,
+              score: d.score,
+              label: d.prompt,
+              mask: mask.length ? mask : null,
+            };
           })
           .filter((d) => d.box.x2 - d.box.x1 >= 1 && d.box.y2 - d.box.y1 >= 1);
         return { path: 'open_vocab', status: 'ran', detections, model: answer.model };

@@ -21,12 +21,22 @@ export interface VerifierCandidate {
 }
 
 export type VerifierOutcome =
-  | { status: 'ran'; model: string; answers: Map<string, VerifierAnswer>; asked: string[]; unanswered: string[] }
+  | {
+      status: 'ran';
+      model: string;
+      answers: Map<string, VerifierAnswer>;
+      asked: string[];
+      unanswered: string[];
+    }
   | { status: 'refused' | 'failed'; reason: string; asked: string[] };
 
 export interface VerifierPath {
   configured: boolean;
-  verify(frame: DecodedFrame, candidates: readonly VerifierCandidate[], classes: ReadonlySet<string>): Promise<VerifierOutcome>;
+  verify(
+    frame: DecodedFrame,
+    candidates: readonly VerifierCandidate[],
+    classes: ReadonlySet<string>,
+  ): Promise<VerifierOutcome>;
 }
 
 const ChatAnswer = z.object({
@@ -68,43 +78,85 @@ function parseVerdicts(content: string) {
 }
 
 export function createVerifierPath(config: Pick<AppConfig, 'autolabel'>): VerifierPath {
-  const { verifierUrl: url, verifierModel: model, verifierKey: key, endpointTimeoutSeconds } = config.autolabel;
+  const {
+    verifierUrl: url,
+    verifierModel: model,
+    verifierKey: key,
+    endpointTimeoutSeconds,
+  } = config.autolabel;
   if (!url || !model) {
     const reason = `vision-language verifier is not configured (set ${[!url && 'APP_AUTOLABEL__VERIFIER_URL', !model && 'APP_AUTOLABEL__VERIFIER_MODEL'].filter(Boolean).join(' and ')})`;
-    return { configured: false, verify: (_f, candidates) => Promise.resolve({ status: 'refused', reason, asked: candidates.map((c) => c.id) }) };
+    return {
+      configured: false,
+      verify: (_f, candidates) =>
+        Promise.resolve({ status: 'refused', reason, asked: candidates.map((c) => c.id) }),
+    };
   }
   const endpoint = chatCompletionsUrl(url);
   return {
     configured: true,
     async verify(frame, candidates, classes) {
       const asked = candidates.map((c) => c.id);
-      const content: unknown[] = [{ type: 'text', text: `Allowed classes: ${[...classes].sort().join(', ')}. ${candidates.length} object(s) follow.` }];
+      const content: unknown[] = [
+        {
+          type: 'text',
+          text: `Allowed classes: ${[...classes].sort().join(', ')}. ${candidates.length} object(s) follow.`,
+        },
+      ];
       for (const c of candidates) {
         const crop = await cropJpeg(frame, c.box, CROP_PAD, CROP_SIDE);
-        content.push({ type: 'text', text: `Object ${c.id}: proposed class "${c.className}", confidence ${c.conf.toFixed(3)}.` });
-        content.push({ type: 'image_url', image_url: { url: `data:image/jpeg;base64,${crop.toString('base64')}` } });
+        content.push({
+          type: 'text',
+          text: `Object ${c.id}: proposed class "${c.className}", confidence ${c.conf.toFixed(3)}.`,
+        });
+        content.push({
+          type: 'image_url',
+          image_url: { url: `data:image/jpeg;base64,${crop.toString('base64')}` },
+        });
       }
       try {
         const chat = await postJson(
           'vision-language verifier',
           endpoint,
-          { model, temperature: 0, response_format: { type: 'json_object' }, messages: [{ role: 'system', content: INSTRUCTIONS }, { role: 'user', content }] },
+          {
+            model,
+            temperature: 0,
+            response_format: { type: 'json_object' },
+            messages: [
+              { role: 'system', content: INSTRUCTIONS },
+              { role: 'user', content },
+            ],
+          },
           { key, timeoutSeconds: endpointTimeoutSeconds, schema: ChatAnswer },
         );
         let parsed: z.infer<typeof Verdicts>;
         try {
           parsed = parseVerdicts(chat.choices[0]!.message.content);
         } catch (err) {
-          throw new Error(`vision-language verifier at ${endpoint} answered verdicts outside the contract: ${(err as Error).message.slice(0, 200)}`, { cause: err });
+          throw new Error(
+            `vision-language verifier at ${endpoint} answered verdicts outside the contract: ${(err as Error).message.slice(0, 200)}`,
+            { cause: err },
+          );
         }
         const answers = new Map<string, VerifierAnswer>();
         for (const v of parsed.verdicts) {
           if (!asked.includes(v.id)) continue;
           const className = v.class_name ?? null;
           if (v.verdict === 'relabel' && (!className || !classes.has(className))) continue;
-          answers.set(v.id, { verdict: v.verdict, className, confidence: v.confidence, rationale: v.rationale ?? null });
+          answers.set(v.id, {
+            verdict: v.verdict,
+            className,
+            confidence: v.confidence,
+            rationale: v.rationale ?? null,
+          });
         }
-        return { status: 'ran', model: chat.model ?? model, answers, asked, unanswered: asked.filter((id) => !answers.has(id)) };
+        return {
+          status: 'ran',
+          model: chat.model ?? model,
+          answers,
+          asked,
+          unanswered: asked.filter((id) => !answers.has(id)),
+        };
       } catch (err) {
         return { status: 'failed', reason: (err as Error).message, asked };
       }

@@ -27,7 +27,9 @@ const FETCH_CONCURRENCY = 4;
 
 /** Exposure stats ingest recorded in `frames.context.exposure` (docs/session-health.md). */
 function recordedExposure(context: Prisma.JsonValue): ExposureStats | null {
-  const e = (context as { exposure?: { mean_luma?: unknown; clipped_dark?: unknown; clipped_bright?: unknown } } | null)?.exposure;
+  const e = (
+    context as { exposure?: { mean_luma?: unknown; clipped_dark?: unknown; clipped_bright?: unknown } } | null
+  )?.exposure;
   if (!e || typeof e.mean_luma !== 'number') return null;
   return {
     meanLuma: e.mean_luma,
@@ -45,7 +47,12 @@ async function measureStoredExposure(storage: ObjectStore, uri: string): Promise
     throw err;
   }
   try {
-    const luma = await sharp(bytes).removeAlpha().greyscale().resize({ width: EXPOSURE_WIDTH, withoutEnlargement: true }).raw().toBuffer();
+    const luma = await sharp(bytes)
+      .removeAlpha()
+      .greyscale()
+      .resize({ width: EXPOSURE_WIDTH, withoutEnlargement: true })
+      .raw()
+      .toBuffer();
     return exposureFromLuma(luma);
   } catch {
     return null; // not a decodable image: counted as unreadable, never as well exposed
@@ -73,7 +80,11 @@ export function createInspectorActivities({ config, db, storage }: InspectorDeps
       return { stats: recorded as ExposureStats[], source: 'ingest' as const, unreadable: 0 };
     }
     const sample = spreadSample(frames.length, config.health.exposureSample).map((i) => frames[i]!);
-    const measured = await mapLimited(sample, FETCH_CONCURRENCY, async (f) => recordedExposure(f.context) ?? (await measureStoredExposure(storage, f.uri)));
+    const measured = await mapLimited(
+      sample,
+      FETCH_CONCURRENCY,
+      async (f) => recordedExposure(f.context) ?? (await measureStoredExposure(storage, f.uri)),
+    );
     const stats = measured.filter((e): e is ExposureStats => e !== null);
     return { stats, source: 'storage' as const, unreadable: measured.length - stats.length };
   }
@@ -105,19 +116,38 @@ export function createInspectorActivities({ config, db, storage }: InspectorDeps
         },
         config.health,
       );
-      report.checks.exposure = { ...report.checks.exposure, source: exposure.source, unreadable: exposure.unreadable };
+      report.checks.exposure = {
+        ...report.checks.exposure,
+        source: exposure.source,
+        unreadable: exposure.unreadable,
+      };
 
       await db.$transaction(async (tx) => {
-        if (!(await lockSession(tx, sessionId))) throw ApplicationFailure.nonRetryable(`session ${sessionId} was deleted during inspection`, 'SessionNotFound');
+        if (!(await lockSession(tx, sessionId)))
+          throw ApplicationFailure.nonRetryable(
+            `session ${sessionId} was deleted during inspection`,
+            'SessionNotFound',
+          );
         const row = await tx.sessionHealth.create({
-          data: { sessionId, indexerVersion: INSPECTOR_VERSION, passed: report.passed, score: report.score, checks: report.checks as unknown as Prisma.InputJsonValue },
+          data: {
+            sessionId,
+            indexerVersion: INSPECTOR_VERSION,
+            passed: report.passed,
+            score: report.score,
+            checks: report.checks as unknown as Prisma.InputJsonValue,
+          },
         });
         await recordAudit(tx, {
           actorId: null,
           action: 'session.health.inspected',
           subjectType: 'session',
           subjectId: sessionId,
-          detail: { health_row_id: row.id, indexer_version: INSPECTOR_VERSION, passed: report.passed, score: report.score },
+          detail: {
+            health_row_id: row.id,
+            indexer_version: INSPECTOR_VERSION,
+            passed: report.passed,
+            score: report.score,
+          },
         });
         await applyGate(tx, sessionId, { actorId: null });
       });

@@ -17,7 +17,9 @@ export function tokenFromRequest(req: Request, allowQueryToken: boolean): string
   const fromQuery = req.query.token;
   if (fromQuery !== undefined) {
     if (!allowQueryToken) {
-      throw new NotAuthenticatedError('a token in the query string is accepted only on GET of the /api/events streams');
+      throw new NotAuthenticatedError(
+        'a token in the query string is accepted only on GET of the /api/events streams',
+      );
     }
     if (typeof fromQuery === 'string' && fromQuery) return fromQuery;
   }
@@ -46,7 +48,11 @@ export async function principalFromToken(db: Db, tokens: TokenIssuer, token: str
 export function createRouteGuards(deps: { db: Db; tokens: TokenIssuer; limiter: RateLimiter }): RouteGuards {
   return {
     async authenticate(req, { allowQueryToken }) {
-      const principal = await principalFromToken(deps.db, deps.tokens, tokenFromRequest(req, allowQueryToken));
+      const principal = await principalFromToken(
+        deps.db,
+        deps.tokens,
+        tokenFromRequest(req, allowQueryToken),
+      );
       req.log?.setBindings?.({ user_id: principal.userId });
       return principal;
     },

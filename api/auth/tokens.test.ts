@@ -20,7 +20,9 @@ describe('token issuer', () => {
     await expect(issuer.verify(token)).rejects.toThrow(/expired/);
     now = new Date('2026-11-22T11:00:00Z');
     const [h, p, s] = token.split('.');
-    const forgedPayload = Buffer.from(JSON.stringify({ sub: 'admin', tv: 0, iss: 'drivelab', exp: 9e9 })).toString('base64url');
+    const forgedPayload = Buffer.from(
+      JSON.stringify({ sub: 'admin', tv: 0, iss: 'drivelab', exp: 9e9 }),
+    ).toString('base64url');
     await expect(issuer.verify(`${h}.${forgedPayload}.${s}`)).rejects.toBeInstanceOf(NotAuthenticatedError);
     const other = createTokenIssuer({ ...opts, secret: 'a-different-secret-entirely', now: () => now });
     await expect(other.verify(token)).rejects.toBeInstanceOf(NotAuthenticatedError);

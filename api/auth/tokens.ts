@@ -19,7 +19,12 @@ export interface TokenIssuer {
   verify(token: string): Promise<TokenClaims>;
 }
 
-export function createTokenIssuer(opts: { secret: string; issuer: string; ttlHours: number; now?: () => Date }): TokenIssuer {
+export function createTokenIssuer(opts: {
+  secret: string;
+  issuer: string;
+  ttlHours: number;
+  now?: () => Date;
+}): TokenIssuer {
   const key = new TextEncoder().encode(opts.secret);
   const now = opts.now ?? (() => new Date());
   return {
@@ -43,13 +48,23 @@ export function createTokenIssuer(opts: { secret: string; issuer: string; ttlHou
           algorithms: ['HS256'],
           currentDate: now(),
         });
-        if (typeof payload.sub !== 'string' || typeof payload.tv !== 'number' || typeof payload.exp !== 'number') {
+        if (
+          typeof payload.sub !== 'string' ||
+          typeof payload.tv !== 'number' ||
+          typeof payload.exp !== 'number'
+        ) {
           throw new NotAuthenticatedError('token lacks its claims');
         }
-        return { userId: payload.sub, tokenVersion: payload.tv, tokenId: payload.jti ?? '', expiresAt: new Date(payload.exp * 1000) };
+        return {
+          userId: payload.sub,
+          tokenVersion: payload.tv,
+          tokenId: payload.jti ?? '',
+          expiresAt: new Date(payload.exp * 1000),
+        };
       } catch (err) {
         if (err instanceof NotAuthenticatedError) throw err;
-        if (err instanceof joseErrors.JWTExpired) throw new NotAuthenticatedError('token expired; sign in again or refresh before expiry');
+        if (err instanceof joseErrors.JWTExpired)
+          throw new NotAuthenticatedError('token expired; sign in again or refresh before expiry');
         throw new NotAuthenticatedError('token is not valid');
       }
     },

@@ -46,8 +46,14 @@ export async function createEventHub(databaseUrl: string, logger: Logger): Promi
   await listener.query(`LISTEN ${CHANNEL}`);
   return {
     async publish(stream, type, data) {
-      const payload = JSON.stringify({ stream, type, data, at: new Date().toISOString() } satisfies StreamEvent);
-      if (Buffer.byteLength(payload) > MAX_PAYLOAD) throw new Error(`event ${type} is too large for the event hub`);
+      const payload = JSON.stringify({
+        stream,
+        type,
+        data,
+        at: new Date().toISOString(),
+      } satisfies StreamEvent);
+      if (Buffer.byteLength(payload) > MAX_PAYLOAD)
+        throw new Error(`event ${type} is too large for the event hub`);
       await publisher.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]);
     },
     subscribe(stream, fn) {

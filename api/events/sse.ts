@@ -33,7 +33,10 @@ export function serveEventStream(
   const unsubscribe = opts.hub.subscribe(opts.stream, (event) => {
     if (!opts.accept || opts.accept(event)) send(event.type, { ...event.data, at: event.at });
   });
-  const heartbeat = setInterval(() => send('heartbeat', { at: new Date().toISOString() }), opts.heartbeatSeconds * 1000);
+  const heartbeat = setInterval(
+    () => send('heartbeat', { at: new Date().toISOString() }),
+    opts.heartbeatSeconds * 1000,
+  );
   req.on('close', () => {
     clearInterval(heartbeat);
     unsubscribe();

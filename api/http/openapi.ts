@@ -14,7 +14,10 @@ const problemSchema: JsonSchema = {
     detail: { type: 'string' },
     instance: { type: 'string' },
     request_id: { type: 'string' },
-    errors: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } },
+    },
   },
 };
 
@@ -43,25 +46,63 @@ export function buildOpenApi(routes: DeclaredRoute[], info: { title: string; ver
       })),
       responses: {
         [String(spec.successStatus ?? 200)]: spec.response
-          ? { description: 'success', content: { 'application/json': { schema: { $ref: `#/components/schemas/${spec.response.name}` } } } }
+          ? {
+              description: 'success',
+              content: {
+                'application/json': { schema: { $ref: `#/components/schemas/${spec.response.name}` } },
+              },
+            }
           : { description: 'success' },
-        ...(spec.access === 'public' ? {} : { 401: problemResponse('no valid token'), 403: problemResponse('role too low') }),
-        ...(spec.body || spec.query ? { 422: problemResponse('invalid request; `errors` names each field'), 400: problemResponse('body is not valid JSON') } : {}),
-        ...Object.fromEntries(Object.entries(spec.statuses ?? {}).map(([status, d]) => [status, problemResponse(d)])),
+        ...(spec.access === 'public'
+          ? {}
+          : { 401: problemResponse('no valid token'), 403: problemResponse('role too low') }),
+        ...(spec.body || spec.query
+          ? {
+              422: problemResponse('invalid request; `errors` names each field'),
+              400: problemResponse('body is not valid JSON'),
+            }
+          : {}),
+        ...Object.fromEntries(
+          Object.entries(spec.statuses ?? {}).map(([status, d]) => [status, problemResponse(d)]),
+        ),
       },
     };
     if (spec.streamToken) {
-      (operation.parameters as unknown[]).push({ name: 'token', in: 'query', required: false, schema: { type: 'string' }, description: 'bearer token, for EventSource clients' });
+      (operation.parameters as unknown[]).push({
+        name: 'token',
+        in: 'query',
+        required: false,
+        schema: { type: 'string' },
+        description: 'bearer token, for EventSource clients',
+      });
     }
     if (spec.body) {
-      schemas[spec.body.name] = z.toJSONSchema(spec.body.schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-      operation.requestBody = { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${spec.body.name}` } } } };
+      schemas[spec.body.name] = z.toJSONSchema(spec.body.schema, {
+        io: 'input',
+        unrepresentable: 'any',
+      }) as JsonSchema;
+      operation.requestBody = {
+        required: true,
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${spec.body.name}` } } },
+      };
     }
-    if (spec.response) schemas[spec.response.name] = z.toJSONSchema(spec.response.schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+    if (spec.response)
+      schemas[spec.response.name] = z.toJSONSchema(spec.response.schema, {
+        io: 'output',
+        unrepresentable: 'any',
+      }) as JsonSchema;
     if (spec.query) {
-      const q = z.toJSONSchema(spec.query, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
+      const q = z.toJSONSchema(spec.query, { io: 'input', unrepresentable: 'any' }) as {
+        properties?: Record<string, unknown>;
+        required?: string[];
+      };
       for (const [name, schema] of Object.entries(q.properties ?? {})) {
-        (operation.parameters as unknown[]).push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+        (operation.parameters as unknown[]).push({
+          name,
+          in: 'query',
+          required: q.required?.includes(name) ?? false,
+          schema,
+        });
       }
     }
     (paths[route.path] ??= {})[route.method] = operation;
@@ -70,6 +111,9 @@ export function buildOpenApi(routes: DeclaredRoute[], info: { title: string; ver
     openapi: '3.1.0',
     info,
     paths,
-    components: { schemas, securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    components: {
+      schemas,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    },
   };
 }

@@ -53,7 +53,10 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-export type ProblemInput = { status: number; detail: string; type?: string; title?: string } & Record<string, unknown>;
+export type ProblemInput = { status: number; detail: string; type?: string; title?: string } & Record<
+  string,
+  unknown
+>;
 
 export function sendProblem(res: Response, problem: ProblemInput): void {
   const body: Problem = {
@@ -83,7 +86,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (err instanceof DomainError) {
-      const [, status, slug] = STATUS_BY_ERROR.find(([cls]) => err instanceof cls) ?? [DomainError, 500, 'error'];
+      const [, status, slug] = STATUS_BY_ERROR.find(([cls]) => err instanceof cls) ?? [
+        DomainError,
+        500,
+        'error',
+      ];
       if (err instanceof TooManyRequestsError) res.setHeader('Retry-After', String(err.retryAfterSeconds));
       if (status >= 500) logger.error({ err, req_id: req.id }, 'request failed');
       sendProblem(res, {
@@ -99,7 +106,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const status = httpErr.status ?? httpErr.statusCode;
     if (status && status >= 400 && status < 500) {
       const detail =
-        httpErr.type === 'entity.parse.failed' ? `request body is not valid JSON: ${httpErr.message}` : httpErr.message;
+        httpErr.type === 'entity.parse.failed'
+          ? `request body is not valid JSON: ${httpErr.message}`
+          : httpErr.message;
       sendProblem(res, { status, type: 'urn:drivelab:problem:bad-request', detail });
       return;
     }

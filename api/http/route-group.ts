@@ -69,7 +69,10 @@ export function zodFieldErrors(error: z.ZodError, prefix: string): Array<{ field
     const field = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
     // Unknown keys are reported on the parent; name them so the client sees which field is wrong.
     if (issue.code === 'unrecognized_keys') {
-      return { field: [field, ...issue.keys].filter(Boolean).join('.'), message: `unknown field(s): ${issue.keys.join(', ')}` };
+      return {
+        field: [field, ...issue.keys].filter(Boolean).join('.'),
+        message: `unknown field(s): ${issue.keys.join(', ')}`,
+      };
     }
     return { field: field || prefix, message: issue.message };
   });
@@ -79,7 +82,10 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, where: 'bo
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const errors = zodFieldErrors(result.error, where);
-  throw new InputError(`invalid ${where}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, errors);
+  throw new InputError(
+    `invalid ${where}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`,
+    errors,
+  );
 }
 
 const expressPath = (specPath: string): string => specPath.replace(/\{([a-z_0-9]+)\}/gi, ':$1');
@@ -102,19 +108,39 @@ export class RouteGroup {
     return this;
   }
 
-  get<Q extends z.ZodType | undefined = undefined>(path: string, spec: RouteSpec<undefined, Q>, handler: RouteHandler<undefined, Infer<Q>>): this {
+  get<Q extends z.ZodType | undefined = undefined>(
+    path: string,
+    spec: RouteSpec<undefined, Q>,
+    handler: RouteHandler<undefined, Infer<Q>>,
+  ): this {
     return this.add('get', path, spec, handler);
   }
-  post<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(path: string, spec: RouteSpec<B, Q>, handler: RouteHandler<Infer<B>, Infer<Q>>): this {
+  post<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
+    path: string,
+    spec: RouteSpec<B, Q>,
+    handler: RouteHandler<Infer<B>, Infer<Q>>,
+  ): this {
     return this.add('post', path, spec, handler);
   }
-  put<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(path: string, spec: RouteSpec<B, Q>, handler: RouteHandler<Infer<B>, Infer<Q>>): this {
+  put<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
+    path: string,
+    spec: RouteSpec<B, Q>,
+    handler: RouteHandler<Infer<B>, Infer<Q>>,
+  ): this {
     return this.add('put', path, spec, handler);
   }
-  patch<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(path: string, spec: RouteSpec<B, Q>, handler: RouteHandler<Infer<B>, Infer<Q>>): this {
+  patch<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
+    path: string,
+    spec: RouteSpec<B, Q>,
+    handler: RouteHandler<Infer<B>, Infer<Q>>,
+  ): this {
     return this.add('patch', path, spec, handler);
   }
-  delete<Q extends z.ZodType | undefined = undefined>(path: string, spec: RouteSpec<undefined, Q>, handler: RouteHandler<undefined, Infer<Q>>): this {
+  delete<Q extends z.ZodType | undefined = undefined>(
+    path: string,
+    spec: RouteSpec<undefined, Q>,
+    handler: RouteHandler<undefined, Infer<Q>>,
+  ): this {
     return this.add('delete', path, spec, handler);
   }
 
@@ -127,15 +153,30 @@ export class RouteGroup {
         try {
           let principal: Principal | undefined;
           const required: Role | undefined =
-            spec.access === 'bootstrap' ? ((await guards.bootstrapOpen()) ? undefined : 'admin') : spec.access === 'public' ? undefined : spec.access;
+            spec.access === 'bootstrap'
+              ? (await guards.bootstrapOpen())
+                ? undefined
+                : 'admin'
+              : spec.access === 'public'
+                ? undefined
+                : spec.access;
           if (required) {
-            principal = await guards.authenticate(req, { allowQueryToken: Boolean(spec.streamToken) && req.method === 'GET' });
+            principal = await guards.authenticate(req, {
+              allowQueryToken: Boolean(spec.streamToken) && req.method === 'GET',
+            });
             guards.authorize(principal, required);
           }
           await guards.limit(req, principal);
           const body = spec.body ? parseOrThrow(spec.body.schema, req.body ?? {}, 'body') : undefined;
           const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : undefined;
-          const result = await handler({ req, res, body, query, principal, params: req.params as Record<string, string> });
+          const result = await handler({
+            req,
+            res,
+            body,
+            query,
+            principal,
+            params: req.params as Record<string, string>,
+          });
           if (!res.headersSent && result !== undefined) {
             // A handler that chose a status (202 for a started workflow) keeps it.
             if (res.statusCode === 200 && spec.successStatus) res.status(spec.successStatus);

@@ -52,7 +52,9 @@ async function writeTrc(file: string, count: number): Promise<void> {
     let t0: number | undefined;
     for (const f of traffic(count)) {
       t0 ??= f.timestamp;
-      const id = f.extended ? f.id.toString(16).toUpperCase().padStart(8, '0') : f.id.toString(16).toUpperCase().padStart(4, '0');
+      const id = f.extended
+        ? f.id.toString(16).toUpperCase().padStart(8, '0')
+        : f.id.toString(16).toUpperCase().padStart(4, '0');
       let data = '';
       for (const b of f.data) data += ' ' + b.toString(16).toUpperCase().padStart(2, '0');
       text += `${String(++n).padStart(7)} ${((f.timestamp - t0) * 1000).toFixed(3).padStart(13)} ${f.fd ? 'FB' : 'DT'} ${f.channel} ${id.padStart(8)} Rx -  ${String(f.dlc).padEnd(4)}${data}\n`;
@@ -83,7 +85,9 @@ async function timeIt(fn: () => Promise<number>): Promise<{ frames: number; seco
 export async function benchFormats(): Promise<void> {
   const count = Number(process.env.CANLAB_BENCH_FRAMES ?? 1_000_000);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'canlab-bench-'));
-  const rows: string[][] = [['format', 'frames', 'MiB', 'write s', 'readCapture frames/s', 'MiB/s', 'batches frames/s']];
+  const rows: string[][] = [
+    ['format', 'frames', 'MiB', 'write s', 'readCapture frames/s', 'MiB/s', 'batches frames/s'],
+  ];
   try {
     for (const ext of ['log', 'asc', 'blf', 'trc', 'csv']) {
       const file = path.join(dir, `bench.${ext}`);
@@ -106,7 +110,8 @@ export async function benchFormats(): Promise<void> {
       await batched();
       const single = await timeIt(perFrame);
       const batch = await timeIt(batched);
-      if (single.frames !== count || batch.frames !== count) throw new Error(`${ext}: read ${single.frames}/${batch.frames} frames, wrote ${count}`);
+      if (single.frames !== count || batch.frames !== count)
+        throw new Error(`${ext}: read ${single.frames}/${batch.frames} frames, wrote ${count}`);
       rows.push([
         ext,
         String(count),
@@ -124,7 +129,9 @@ export async function benchFormats(): Promise<void> {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   console.log(`capture parsing (node ${process.version}, ${os.cpus().length} cpus)`);
   for (const [i, r] of rows.entries()) {
-    console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
+    console.log(
+      r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '),
+    );
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   }
 }

@@ -12,7 +12,9 @@ runMcpLauncher(process.argv.slice(2), io).then(
     process.exit(code);
   },
   (err) => {
-    process.stderr.write(`canlab-mcp: internal error: ${String(err && err.message ? err.message : err).split('\n')[0]}\n`);
+    process.stderr.write(
+      `canlab-mcp: internal error: ${String(err && err.message ? err.message : err).split('\n')[0]}\n`,
+    );
     process.exit(70);
   },
 );

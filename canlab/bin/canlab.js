@@ -14,7 +14,9 @@ runCli(process.argv.slice(2), io).then(
     process.exitCode = code;
   },
   (err) => {
-    process.stderr.write(`canlab: internal error: ${String(err && err.message ? err.message : err).split('\n')[0]}\n`);
+    process.stderr.write(
+      `canlab: internal error: ${String(err && err.message ? err.message : err).split('\n')[0]}\n`,
+    );
     process.exitCode = 70;
   },
 );

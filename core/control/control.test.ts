@@ -1,4 +1,11 @@
-import { CONTROL_RATE, controlDraw, isControlSample, laplacePrecision, MIN_CONTROL_SAMPLE, precisionReport } from '.';
+import {
+  CONTROL_RATE,
+  controlDraw,
+  isControlSample,
+  laplacePrecision,
+  MIN_CONTROL_SAMPLE,
+  precisionReport,
+} from '.';
 
 describe('control sample selection', () => {
   const keys = Array.from({ length: 20000 }, (_, i) => `al:job:frame${i >> 4}:${i & 15}`);
@@ -27,7 +34,10 @@ describe('precision report', () => {
   const rec = (verdict: string | null, checks = ['geometric', 'relationship']) => ({ verdict, checks });
 
   it('is not yet measurable below 25 reviewed controls, naming the controls that await review', () => {
-    const r = precisionReport([...Array.from({ length: 24 }, () => rec('correct')), rec(null), rec(null)], ['geometric']);
+    const r = precisionReport(
+      [...Array.from({ length: 24 }, () => rec('correct')), rec(null), rec(null)],
+      ['geometric'],
+    );
     expect(MIN_CONTROL_SAMPLE).toBe(25);
     expect(r.status).toBe('not_yet_measurable');
     expect(r.precision).toBeNull();
@@ -35,7 +45,12 @@ describe('precision report', () => {
   });
 
   it('reports Laplace-smoothed precision from 25 reviewed, per check as well', () => {
-    const records = [...Array.from({ length: 27 }, () => rec('correct')), rec('wrong_class'), rec('false_positive', ['geometric']), rec(null)];
+    const records = [
+      ...Array.from({ length: 27 }, () => rec('correct')),
+      rec('wrong_class'),
+      rec('false_positive', ['geometric']),
+      rec(null),
+    ];
     const r = precisionReport(records, ['geometric', 'relationship', 'temporal']);
     expect(r.status).toBe('measured');
     expect(r.reviewed).toBe(29);

@@ -31,7 +31,8 @@ export function controlDraw(seed: number, key: string): number {
   return (h >>> 0) / 2 ** 32;
 }
 
-export const isControlSample = (seed: number, key: string, rate: number = CONTROL_RATE): boolean => controlDraw(seed, key) < rate;
+export const isControlSample = (seed: number, key: string, rate: number = CONTROL_RATE): boolean =>
+  controlDraw(seed, key) < rate;
 
 export const laplacePrecision = (correct: number, reviewed: number): number => (correct + 1) / (reviewed + 2);
 
@@ -58,11 +59,31 @@ function figure(records: readonly ControlRecord[]): PrecisionFigure {
   const pending = records.length - reviewed.length;
   if (reviewed.length < MIN_CONTROL_SAMPLE) {
     const waiting = pending ? `; ${pending} control${pending === 1 ? '' : 's'} await review` : '';
-    return { status: 'not_yet_measurable', reviewed: reviewed.length, correct, pending, precision: null, reason: `not yet measurable: ${reviewed.length} of the ${MIN_CONTROL_SAMPLE} reviewed controls needed${waiting}` };
+    return {
+      status: 'not_yet_measurable',
+      reviewed: reviewed.length,
+      correct,
+      pending,
+      precision: null,
+      reason: `not yet measurable: ${reviewed.length} of the ${MIN_CONTROL_SAMPLE} reviewed controls needed${waiting}`,
+    };
   }
-  return { status: 'measured', reviewed: reviewed.length, correct, pending, precision: laplacePrecision(correct, reviewed.length), reason: null };
+  return {
+    status: 'measured',
+    reviewed: reviewed.length,
+    correct,
+    pending,
+    precision: laplacePrecision(correct, reviewed.length),
+    reason: null,
+  };
 }
 
-export function precisionReport(records: readonly ControlRecord[], checks: readonly string[]): PrecisionFigure & { by_check: Record<string, PrecisionFigure> } {
-  return { ...figure(records), by_check: Object.fromEntries(checks.map((c) => [c, figure(records.filter((r) => r.checks.includes(c)))])) };
+export function precisionReport(
+  records: readonly ControlRecord[],
+  checks: readonly string[],
+): PrecisionFigure & { by_check: Record<string, PrecisionFigure> } {
+  return {
+    ...figure(records),
+    by_check: Object.fromEntries(checks.map((c) => [c, figure(records.filter((r) => r.checks.includes(c)))])),
+  };
 }

@@ -51,7 +51,8 @@ export function defaultCamera(width: number, height: number): EgoCamera {
   return { fx: f, fy: f, cx: width / 2, cy: height / 2, heightM: 1.4, pitchDeg: 0 };
 }
 
-export const horizonRow = (cam: EgoCamera): number => cam.cy - cam.fy * Math.tan((cam.pitchDeg * Math.PI) / 180);
+export const horizonRow = (cam: EgoCamera): number =>
+  cam.cy - cam.fy * Math.tan((cam.pitchDeg * Math.PI) / 180);
 
 export interface CriticObject {
   key: string;
@@ -93,10 +94,14 @@ export interface CriticVerdict {
 }
 
 const centroid = (b: Box): [number, number] => [(b.x1 + b.x2) / 2, (b.y1 + b.y2) / 2];
-const includes = <T extends string>(list: readonly T[], v: string): boolean => (list as readonly string[]).includes(v);
+const includes = <T extends string>(list: readonly T[], v: string): boolean =>
+  (list as readonly string[]).includes(v);
 
 /** Pairs each current object with its previous-frame counterpart: same track first, then greedy best overlap. */
-export function associate(previous: readonly CriticObject[], current: readonly CriticObject[]): Map<string, CriticObject> {
+export function associate(
+  previous: readonly CriticObject[],
+  current: readonly CriticObject[],
+): Map<string, CriticObject> {
   const out = new Map<string, CriticObject>();
   const taken = new Set<string>();
   for (const c of current) {
@@ -134,12 +139,22 @@ export function groundPoint(b: Box, cam: EgoCamera): { x: number; z: number } | 
 
 function temporal(o: CriticObject, prev: CriticObject | undefined, frame: CriticFrame): Veto | null {
   if (!prev) return null;
-  if (prev.className !== o.className) return { check: 'temporal', reason: `class flips from ${prev.className} to ${o.className} between frames`, detail: { previous_class: prev.className } };
+  if (prev.className !== o.className)
+    return {
+      check: 'temporal',
+      reason: `class flips from ${prev.className} to ${o.className} between frames`,
+      detail: { previous_class: prev.className },
+    };
   const [ax, ay] = centroid(prev.box);
   const [bx, by] = centroid(o.box);
   const jump = Math.hypot(bx - ax, by - ay);
   const limit = CRITIC_CONSTANTS.maxCentroidJumpDiagonal * Math.hypot(frame.width, frame.height);
-  if (jump > limit) return { check: 'temporal', reason: `centroid jumps ${jump.toFixed(0)} px, beyond 0.6 of the frame diagonal (${limit.toFixed(0)} px)`, detail: { jump_px: jump } };
+  if (jump > limit)
+    return {
+      check: 'temporal',
+      reason: `centroid jumps ${jump.toFixed(0)} px, beyond 0.6 of the frame diagonal (${limit.toFixed(0)} px)`,
+      detail: { jump_px: jump },
+    };
   return null;
 }
 
@@ -149,12 +164,23 @@ function geometric(o: CriticObject, ctx: CriticContext, frame: CriticFrame): Vet
   // A box whose bottom sits a hair above the horizon is a far object on a slight rise, not an error.
   const tolerance = 0.02 * frame.height;
   if (o.box.y2 < horizon - tolerance) {
-    return { check: 'geometric', reason: `box bottom (y ${o.box.y2.toFixed(0)}) is above the horizon (y ${horizon.toFixed(0)}): its ground ray never meets the road`, detail: { horizon_y: horizon, camera: ctx.cameraSource } };
+    return {
+      check: 'geometric',
+      reason: `box bottom (y ${o.box.y2.toFixed(0)}) is above the horizon (y ${horizon.toFixed(0)}): its ground ray never meets the road`,
+      detail: { horizon_y: horizon, camera: ctx.cameraSource },
+    };
   }
   return null;
 }
 
-function motion(o: CriticObject, prev: CriticObject | undefined, ctx: CriticContext, frame: CriticFrame, egoSpeedMps: number, dtS: number): Veto | null {
+function motion(
+  o: CriticObject,
+  prev: CriticObject | undefined,
+  ctx: CriticContext,
+  frame: CriticFrame,
+  egoSpeedMps: number,
+  dtS: number,
+): Veto | null {
   if (!prev) return null;
   const a = groundPoint(prev.box, ctx.camera);
   const b = groundPoint(o.box, ctx.camera);
@@ -165,13 +191,23 @@ function motion(o: CriticObject, prev: CriticObject | undefined, ctx: CriticCont
   const kmh = Math.hypot(vx, vz) * 3.6;
   const vru = includes(VRU_L1, o.l1);
   const limit = vru ? CRITIC_CONSTANTS.maxSpeedVruKmh : CRITIC_CONSTANTS.maxSpeedOtherKmh;
-  if (kmh > limit) return { check: 'motion', reason: `moves at ${kmh.toFixed(0)} km/h, above ${limit} km/h for ${vru ? 'a vulnerable road user' : 'its class'}`, detail: { speed_kmh: kmh, limit_kmh: limit, camera: ctx.cameraSource } };
+  if (kmh > limit)
+    return {
+      check: 'motion',
+      reason: `moves at ${kmh.toFixed(0)} km/h, above ${limit} km/h for ${vru ? 'a vulnerable road user' : 'its class'}`,
+      detail: { speed_kmh: kmh, limit_kmh: limit, camera: ctx.cameraSource },
+    };
   return null;
 }
 
 function crossModal(o: CriticObject, lidar: ReadonlyArray<readonly [number, number]>): Veto | null {
   const n = lidar.filter(([u, v]) => u >= o.box.x1 && u <= o.box.x2 && v >= o.box.y1 && v <= o.box.y2).length;
-  if (n < CRITIC_CONSTANTS.minLidarPoints) return { check: 'cross_modal', reason: `${n} LiDAR points in its frustum, fewer than ${CRITIC_CONSTANTS.minLidarPoints}`, detail: { points: n } };
+  if (n < CRITIC_CONSTANTS.minLidarPoints)
+    return {
+      check: 'cross_modal',
+      reason: `${n} LiDAR points in its frustum, fewer than ${CRITIC_CONSTANTS.minLidarPoints}`,
+      detail: { points: n },
+    };
   return null;
 }
 
@@ -185,7 +221,9 @@ function relationship(o: CriticObject, frame: CriticFrame): Veto | null {
     const iy = Math.max(0, Math.min(lower.y2, t.box.y2) - Math.max(lower.y1, t.box.y1));
     return area > 0 && (ix * iy) / area >= RIDER_SUPPORT_COVER;
   });
-  return supported ? null : { check: 'relationship', reason: `a ${o.className} with no two-wheeler under its lower half` };
+  return supported
+    ? null
+    : { check: 'relationship', reason: `a ${o.className} with no two-wheeler under its lower half` };
 }
 
 /** Runs the five checks on every object of a frame. */
@@ -198,8 +236,13 @@ export function criticiseFrame(frame: CriticFrame, ctx: CriticContext): Map<stri
   if (prev) ran.push('temporal');
   else skipped.push({ check: 'temporal', reason: 'no previous frame in this run' });
   const ego = frame.egoSpeedMps;
-  if (!prev || dtS <= 0) skipped.push({ check: 'motion', reason: 'no earlier frame to measure motion against' });
-  else if (ego === null) skipped.push({ check: 'motion', reason: 'no ego speed recorded for this frame, so ground speed is unknown' });
+  if (!prev || dtS <= 0)
+    skipped.push({ check: 'motion', reason: 'no earlier frame to measure motion against' });
+  else if (ego === null)
+    skipped.push({
+      check: 'motion',
+      reason: 'no ego speed recorded for this frame, so ground speed is unknown',
+    });
   else ran.push('motion');
   if (ctx.lidarPixels) ran.push('cross_modal');
   else skipped.push({ check: 'cross_modal', reason: 'no LiDAR in this session' });
@@ -220,7 +263,10 @@ export function criticiseFrame(frame: CriticFrame, ctx: CriticContext): Map<stri
 }
 
 /** A veto demotes an auto-accept to review; nothing else moves, and nothing ever becomes an auto-accept. */
-export function applyCritic(route: ObjectRoute, verdict: CriticVerdict): { route: ObjectRoute; demoted: boolean } {
+export function applyCritic(
+  route: ObjectRoute,
+  verdict: CriticVerdict,
+): { route: ObjectRoute; demoted: boolean } {
   if (route === 'auto_accept' && verdict.vetoes.length > 0) return { route: 'review', demoted: true };
   return { route, demoted: false };
 }

@@ -21,6 +21,12 @@ describe('rankBoxClasses', () => {
   });
 
   it('returns no candidates when nothing overlaps enough', () => {
-    expect(rankBoxClasses(box, [{ box: { x1: 150, y1: 150, x2: 300, y2: 300 }, className: 'car', score: 0.9 }], 0.5)).toEqual([]);
+    expect(
+      rankBoxClasses(
+        box,
+        [{ box: { x1: 150, y1: 150, x2: 300, y2: 300 }, className: 'car', score: 0.9 }],
+        0.5,
+      ),
+    ).toEqual([]);
   });
 });

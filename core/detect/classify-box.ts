@@ -23,7 +23,8 @@ export function rankBoxClasses(
     const overlap = iou(box, d.box);
     if (overlap < minIou) continue;
     const current = best.get(d.className);
-    if (!current || d.score > current.score) best.set(d.className, { className: d.className, score: d.score, iou: overlap });
+    if (!current || d.score > current.score)
+      best.set(d.className, { className: d.className, score: d.score, iou: overlap });
   }
   return [...best.values()].sort((a, b) => b.score - a.score || b.iou - a.iou);
 }

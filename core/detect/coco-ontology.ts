@@ -5,14 +5,86 @@
  * dropped, and the drop is counted so a run can say what it left out.
  */
 export const COCO_CLASSES = [
-  'person', 'bicycle', 'car', 'motorcycle', 'airplane', 'bus', 'train', 'truck', 'boat', 'traffic light',
-  'fire hydrant', 'stop sign', 'parking meter', 'bench', 'bird', 'cat', 'dog', 'horse', 'sheep', 'cow',
-  'elephant', 'bear', 'zebra', 'giraffe', 'backpack', 'umbrella', 'handbag', 'tie', 'suitcase', 'frisbee',
-  'skis', 'snowboard', 'sports ball', 'kite', 'baseball bat', 'baseball glove', 'skateboard', 'surfboard', 'tennis racket', 'bottle',
-  'wine glass', 'cup', 'fork', 'knife', 'spoon', 'bowl', 'banana', 'apple', 'sandwich', 'orange',
-  'broccoli', 'carrot', 'hot dog', 'pizza', 'donut', 'cake', 'chair', 'couch', 'potted plant', 'bed',
-  'dining table', 'toilet', 'tv', 'laptop', 'mouse', 'remote', 'keyboard', 'cell phone', 'microwave', 'oven',
-  'toaster', 'sink', 'refrigerator', 'book', 'clock', 'vase', 'scissors', 'teddy bear', 'hair drier', 'toothbrush',
+  'person',
+  'bicycle',
+  'car',
+  'motorcycle',
+  'airplane',
+  'bus',
+  'train',
+  'truck',
+  'boat',
+  'traffic light',
+  'fire hydrant',
+  'stop sign',
+  'parking meter',
+  'bench',
+  'bird',
+  'cat',
+  'dog',
+  'horse',
+  'sheep',
+  'cow',
+  'elephant',
+  'bear',
+  'zebra',
+  'giraffe',
+  'backpack',
+  'umbrella',
+  'handbag',
+  'tie',
+  'suitcase',
+  'frisbee',
+  'skis',
+  'snowboard',
+  'sports ball',
+  'kite',
+  'baseball bat',
+  'baseball glove',
+  'skateboard',
+  'surfboard',
+  'tennis racket',
+  'bottle',
+  'wine glass',
+  'cup',
+  'fork',
+  'knife',
+  'spoon',
+  'bowl',
+  'banana',
+  'apple',
+  'sandwich',
+  'orange',
+  'broccoli',
+  'carrot',
+  'hot dog',
+  'pizza',
+  'donut',
+  'cake',
+  'chair',
+  'couch',
+  'potted plant',
+  'bed',
+  'dining table',
+  'toilet',
+  'tv',
+  'laptop',
+  'mouse',
+  'remote',
+  'keyboard',
+  'cell phone',
+  'microwave',
+  'oven',
+  'toaster',
+  'sink',
+  'refrigerator',
+  'book',
+  'clock',
+  'vase',
+  'scissors',
+  'teddy bear',
+  'hair drier',
+  'toothbrush',
 ] as const;
 export type CocoClass = (typeof COCO_CLASSES)[number];
 
@@ -50,11 +122,14 @@ export interface MappedDetections<T> {
 }
 
 /** Maps detections carrying a COCO class index onto ontology class names; the rest are dropped and counted. */
-export function mapCocoDetections<T extends { classIndex: number }>(detections: readonly T[]): MappedDetections<T> {
+export function mapCocoDetections<T extends { classIndex: number }>(
+  detections: readonly T[],
+): MappedDetections<T> {
   const out: MappedDetections<T> = { mapped: [], dropped: {} };
   for (const d of detections) {
     const coco = COCO_CLASSES[d.classIndex];
-    if (coco === undefined) throw new Error(`COCO class index ${d.classIndex} is outside 0–${COCO_CLASSES.length - 1}`);
+    if (coco === undefined)
+      throw new Error(`COCO class index ${d.classIndex} is outside 0–${COCO_CLASSES.length - 1}`);
     const className = COCO_TO_ONTOLOGY[coco];
     if (className) out.mapped.push({ ...d, className, cocoClass: coco });
     else out.dropped[coco] = (out.dropped[coco] ?? 0) + 1;

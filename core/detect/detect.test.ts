@@ -6,7 +6,12 @@ const NC = 80;
 const S = 416;
 
 /** A raw head with every anchor silent except the ones given (anchor index → values). */
-function head(set: Record<number, { dx: number; dy: number; lw: number; lh: number; obj: number; cls: Record<number, number> }>): Float32Array {
+function head(
+  set: Record<
+    number,
+    { dx: number; dy: number; lw: number; lh: number; obj: number; cls: Record<number, number> }
+  >,
+): Float32Array {
   const raw = new Float32Array(yoloxAnchorCount(S) * (5 + NC));
   for (const [a, v] of Object.entries(set)) {
     const o = Number(a) * (5 + NC);
@@ -87,7 +92,9 @@ describe('YOLOX decode', () => {
     expect(clipped.x1).toBe(0);
     expect(clipped.x2).toBe(1280);
     expect(clipped.y2).toBe(720);
-    expect(() => decodeYolox(new Float32Array(10), lb, NC, { minScore: 0.3, nmsIou: 0.45 })).toThrow(/3549×85/);
+    expect(() => decodeYolox(new Float32Array(10), lb, NC, { minScore: 0.3, nmsIou: 0.45 })).toThrow(
+      /3549×85/,
+    );
   });
 
   it('maps back by the scale the resize applied on each axis: the scaled edges are the frame edges', () => {
@@ -111,7 +118,13 @@ describe('COCO → ontology', () => {
   });
 
   it('drops and counts what the ontology has no class for', () => {
-    const r = mapCocoDetections([{ classIndex: 2 }, { classIndex: 41 }, { classIndex: 41 }, { classIndex: 5 }, { classIndex: 63 }]);
+    const r = mapCocoDetections([
+      { classIndex: 2 },
+      { classIndex: 41 },
+      { classIndex: 41 },
+      { classIndex: 5 },
+      { classIndex: 63 },
+    ]);
     expect(r.mapped.map((m) => m.className)).toEqual(['car', 'bus']);
     expect(r.dropped).toEqual({ cup: 2, laptop: 1 });
     expect(() => mapCocoDetections([{ classIndex: 80 }])).toThrow(/outside/);

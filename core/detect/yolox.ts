@@ -66,7 +66,8 @@ export function yoloxInput(rgb: Uint8Array, lb: Letterbox): Float32Array {
 }
 
 /** Anchor points of the three grids for a square input: 3549 for 416. */
-export const yoloxAnchorCount = (inputSize: number): number => YOLOX_STRIDES.reduce((n, s) => n + (inputSize / s) ** 2, 0);
+export const yoloxAnchorCount = (inputSize: number): number =>
+  YOLOX_STRIDES.reduce((n, s) => n + (inputSize / s) ** 2, 0);
 
 export interface ClassBox extends ScoredBox {
   /** Index into the model's classes (COCO-80 for yolox_nano). */
@@ -85,10 +86,18 @@ export interface DecodeOptions {
  * class per anchor with score = objectness × class score, NMS within each class, then back through
  * the letterbox and clipped to the frame.
  */
-export function decodeYolox(raw: ArrayLike<number>, lb: Letterbox, numClasses: number, opts: DecodeOptions): ClassBox[] {
+export function decodeYolox(
+  raw: ArrayLike<number>,
+  lb: Letterbox,
+  numClasses: number,
+  opts: DecodeOptions,
+): ClassBox[] {
   const stride = 5 + numClasses;
   const anchors = yoloxAnchorCount(lb.inputSize);
-  if (raw.length !== anchors * stride) throw new Error(`YOLOX output has ${raw.length} values; a ${lb.inputSize} input with ${numClasses} classes gives ${anchors}×${stride}`);
+  if (raw.length !== anchors * stride)
+    throw new Error(
+      `YOLOX output has ${raw.length} values; a ${lb.inputSize} input with ${numClasses} classes gives ${anchors}×${stride}`,
+    );
   const candidates: ClassBox[] = [];
   let anchor = 0;
   for (const s of YOLOX_STRIDES) {

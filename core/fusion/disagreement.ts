@@ -13,7 +13,8 @@ import { rarity } from '../review/ranking';
  * Score = disagreement × class rarity (as the review queue weighs classes), so a split call on a
  * rare class comes before the same split on a common one.
  */
-export type DisagreementKind = 'class_disagreement' | 'path_missing' | 'verifier_rejected' | 'verifier_relabelled';
+export type DisagreementKind =
+  'class_disagreement' | 'path_missing' | 'verifier_rejected' | 'verifier_relabelled';
 
 export interface FusionRecord {
   agreement: number;
@@ -44,7 +45,12 @@ export function disagreementOf(r: FusionRecord): Disagreement {
     verifier = 1;
     kinds.push(r.verifierVerdict === 'reject' ? 'verifier_rejected' : 'verifier_relabelled');
   }
-  return { disagreement: Math.max(classDispute, missing, verifier), kinds, silent: missing > 0 ? silent : [] };
+  return {
+    disagreement: Math.max(classDispute, missing, verifier),
+    kinds,
+    silent: missing > 0 ? silent : [],
+  };
 }
 
-export const disagreementScore = (d: Disagreement, classCount: number, total: number): number => d.disagreement * rarity(classCount, total);
+export const disagreementScore = (d: Disagreement, classCount: number, total: number): number =>
+  d.disagreement * rarity(classCount, total);

@@ -29,4 +29,5 @@ export type PathRun =
   | { path: DetectorPath; status: 'ran'; detections: PathDetection[]; model?: string }
   | { path: FusionPath; status: 'refused' | 'failed'; reason: string };
 
-export const ranPaths = (runs: readonly PathRun[]): FusionPath[] => runs.filter((r) => r.status === 'ran').map((r) => r.path);
+export const ranPaths = (runs: readonly PathRun[]): FusionPath[] =>
+  runs.filter((r) => r.status === 'ran').map((r) => r.path);

@@ -28,7 +28,11 @@ export interface VerifierTrace {
   asked: { class_name: string; conf: number };
 }
 
-export function applyVerifierAnswer(obj: FusedObject, answer: VerifierAnswer, model: string): FusedObject & { verifier: VerifierTrace } {
+export function applyVerifierAnswer(
+  obj: FusedObject,
+  answer: VerifierAnswer,
+  model: string,
+): FusedObject & { verifier: VerifierTrace } {
   const members: Member[] = [...obj.members];
   if (answer.verdict !== 'reject') {
     const className = answer.verdict === 'relabel' && answer.className ? answer.className : obj.className;

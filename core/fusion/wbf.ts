@@ -66,7 +66,12 @@ export function entropyBits(distribution: Record<string, number>): number {
 }
 
 /** Builds the fused view of a cluster's members given the paths that ran for it. */
-export function summarise(box: Box, members: readonly Member[], pathsRan: readonly FusionPath[], mask: number[][] | null): FusedObject {
+export function summarise(
+  box: Box,
+  members: readonly Member[],
+  pathsRan: readonly FusionPath[],
+  mask: number[][] | null,
+): FusedObject {
   const mass: Record<string, number> = {};
   const best = new Map<FusionPath, Member>();
   for (const m of members) {
@@ -75,13 +80,16 @@ export function summarise(box: Box, members: readonly Member[], pathsRan: readon
     if (!b || m.score > b.score) best.set(m.path, m);
   }
   const total = Object.values(mass).reduce((s, v) => s + v, 0);
-  const classDistribution = Object.fromEntries(Object.entries(mass).map(([c, v]) => [c, total > 0 ? v / total : 0]));
+  const classDistribution = Object.fromEntries(
+    Object.entries(mass).map(([c, v]) => [c, total > 0 ? v / total : 0]),
+  );
   // Ties go to the alphabetically first class so the same inputs always give the same object.
   const className = Object.keys(mass).sort((a, b) => mass[b]! - mass[a]! || a.localeCompare(b))[0]!;
   const paths = ORDER.filter((p) => best.has(p));
   const ran = ORDER.filter((p) => pathsRan.includes(p));
   const rawConfidences: FusedObject['rawConfidences'] = {};
-  for (const [p, m] of best) rawConfidences[p] = { score: m.score, class_name: m.className, ...(m.label ? { label: m.label } : {}) };
+  for (const [p, m] of best)
+    rawConfidences[p] = { score: m.score, class_name: m.className, ...(m.label ? { label: m.label } : {}) };
   const conf = ran.length ? [...best.values()].reduce((s, m) => s + m.score, 0) / ran.length : 0;
   return {
     box,
@@ -100,7 +108,9 @@ export function summarise(box: Box, members: readonly Member[], pathsRan: readon
 
 export function fuseDetections(runs: readonly PathRun[], opts: FusionOptions): FusedObject[] {
   const ran = runs.filter((r): r is Extract<PathRun, { status: 'ran' }> => r.status === 'ran');
-  const all: Array<PathDetection & { path: DetectorPath }> = ran.flatMap((r) => r.detections.map((d) => ({ ...d, path: r.path })));
+  const all: Array<PathDetection & { path: DetectorPath }> = ran.flatMap((r) =>
+    r.detections.map((d) => ({ ...d, path: r.path })),
+  );
   all.sort((a, b) => b.score - a.score || ORDER.indexOf(a.path) - ORDER.indexOf(b.path));
   const clusters: Cluster[] = [];
   for (const d of all) {
@@ -115,7 +125,13 @@ export function fuseDetections(runs: readonly PathRun[], opts: FusionOptions): F
         target = c;
       }
     }
-    const member: Member = { path: d.path, className: d.className, score: d.score, box: d.box, ...(d.label ? { label: d.label } : {}) };
+    const member: Member = {
+      path: d.path,
+      className: d.className,
+      score: d.score,
+      box: d.box,
+      ...(d.label ? { label: d.label } : {}),
+    };
     if (target) {
       target.members.push(member);
       target.box = weightedBox(target.members);
@@ -125,5 +141,7 @@ export function fuseDetections(runs: readonly PathRun[], opts: FusionOptions): F
     }
   }
   const pathsRan = ran.map((r) => r.path);
-  return clusters.map((c) => summarise(c.box, c.members, pathsRan, c.mask)).sort((a, b) => b.conf - a.conf || a.box.x1 - b.box.x1 || a.box.y1 - b.box.y1);
+  return clusters
+    .map((c) => summarise(c.box, c.members, pathsRan, c.mask))
+    .sort((a, b) => b.conf - a.conf || a.box.x1 - b.box.x1 || a.box.y1 - b.box.y1);
 }

@@ -23,7 +23,9 @@ describe('boxes', () => {
   it('rotates about the centre, clockwise in image axes', () => {
     const c = rotatedCorners([0, 0, 10, 10], 90).map((v) => Math.round(v * 1e9) / 1e9 + 0);
     expect(c).toEqual([10, 0, 10, 10, 0, 10, 0, 0]);
-    expect(enclosingBox(rotatedCorners([40, 20, 60, 30], 45)).map((v) => Math.round(v * 100) / 100)).toEqual([39.39, 14.39, 60.61, 35.61]);
+    expect(enclosingBox(rotatedCorners([40, 20, 60, 30], 45)).map((v) => Math.round(v * 100) / 100)).toEqual([
+      39.39, 14.39, 60.61, 35.61,
+    ]);
   });
   it('normalises degrees into (-180, 180]', () => {
     expect(normaliseDegrees(270)).toBe(-90);
@@ -35,7 +37,9 @@ describe('boxes', () => {
 
 describe('masks and polylines', () => {
   it('clips a ring crossing the frame edge (Sutherland–Hodgman)', () => {
-    expect(clipRingToFrame([90, 10, 110, 10, 110, 20, 90, 20], frame)).toEqual([90, 10, 100, 10, 100, 20, 90, 20]);
+    expect(clipRingToFrame([90, 10, 110, 10, 110, 20, 90, 20], frame)).toEqual([
+      90, 10, 100, 10, 100, 20, 90, 20,
+    ]);
     expect(clipRingToFrame([200, 10, 210, 10, 210, 20], frame)).toEqual([]);
   });
   it('refuses rings under three points or with odd length, drops rings left outside', () => {
@@ -43,7 +47,13 @@ describe('masks and polylines', () => {
     expect(() => clipMask([[1, 1, 2, 2, 3]], frame)).toThrow(/even count/);
     expect(() => clipMask([[200, 10, 210, 10, 210, 20]], frame)).toThrow(/no ring/);
     expect(() => clipMask([[1, 1, 2, 2, 3, 3]], frame)).toThrow(/no ring/); // collinear: no area
-    const r = clipMask([[1, 1, 5, 1, 5, 5], [200, 10, 210, 10, 210, 20]], frame);
+    const r = clipMask(
+      [
+        [1, 1, 5, 1, 5, 5],
+        [200, 10, 210, 10, 210, 20],
+      ],
+      frame,
+    );
     expect(r).toEqual({ rings: [[1, 1, 5, 1, 5, 5]], clipped: true });
   });
   it('clamps polyline vertices', () => {
@@ -54,7 +64,16 @@ describe('masks and polylines', () => {
 
 describe('object shapes', () => {
   it('grows the bbox to enclose mask, polylines and keypoints', () => {
-    const s = normaliseShape({ bbox: [10, 10, 20, 20], rot_deg: 0, mask_polygons: [[5, 5, 30, 5, 30, 15]], polyline: [[0, 40, 8, 45]], keypoints: { head: [25, 2] } }, frame);
+    const s = normaliseShape(
+      {
+        bbox: [10, 10, 20, 20],
+        rot_deg: 0,
+        mask_polygons: [[5, 5, 30, 5, 30, 15]],
+        polyline: [[0, 40, 8, 45]],
+        keypoints: { head: [25, 2] },
+      },
+      frame,
+    );
     expect(s.bbox).toEqual([0, 2, 30, 45]);
     expect(s.rbox).toBeNull();
     expect(s.clipped).toBe(false);
@@ -67,6 +86,8 @@ describe('object shapes', () => {
     expect(s.rotDeg).toBe(90);
   });
   it('refuses keypoints outside the frame', () => {
-    expect(() => normaliseShape({ bbox: [1, 1, 2, 2], rot_deg: 0, keypoints: { toe: [5, 60] } }, frame)).toThrow(/keypoints.toe/);
+    expect(() =>
+      normaliseShape({ bbox: [1, 1, 2, 2], rot_deg: 0, keypoints: { toe: [5, 60] } }, frame),
+    ).toThrow(/keypoints.toe/);
   });
 });

@@ -1,5 +1,15 @@
 import { InputError } from '../errors';
-import { checkKeypoints, clampPolylines, clipBox, clipMask, enclosingBox, rotatedCorners, unionBox, type Box, type FrameSize } from './shapes';
+import {
+  checkKeypoints,
+  clampPolylines,
+  clipBox,
+  clipMask,
+  enclosingBox,
+  rotatedCorners,
+  unionBox,
+  type Box,
+  type FrameSize,
+} from './shapes';
 
 /** The shapes a client sends for one object (CreateObjectIn's geometry fields). */
 export interface ShapeIn {
@@ -24,7 +34,10 @@ export interface ShapeOut {
 
 /** Degrees folded into (-180, 180]. */
 export function normaliseDegrees(deg: number): number {
-  if (!Number.isFinite(deg)) throw new InputError('rot_deg must be a finite number', [{ field: 'body.rot_deg', message: 'must be finite' }]);
+  if (!Number.isFinite(deg))
+    throw new InputError('rot_deg must be a finite number', [
+      { field: 'body.rot_deg', message: 'must be finite' },
+    ]);
   const r = ((((deg + 180) % 360) + 360) % 360) - 180;
   return r === -180 ? 180 : r;
 }
@@ -38,8 +51,12 @@ export function normaliseDegrees(deg: number): number {
 export function normaliseShape(input: ShapeIn, frame: FrameSize): ShapeOut {
   const rotDeg = normaliseDegrees(input.rot_deg);
   // With a rotation the box itself is not clipped (a clipped rotated box is no box); its enclosure is.
-  const rbox: Box | null = rotDeg !== 0 ? clipBox(input.bbox, { width: Infinity, height: Infinity }).box : null;
-  const { box: bbox, clipped: boxClipped } = clipBox(rbox ? enclosingBox(rotatedCorners(rbox, rotDeg)) : input.bbox, frame);
+  const rbox: Box | null =
+    rotDeg !== 0 ? clipBox(input.bbox, { width: Infinity, height: Infinity }).box : null;
+  const { box: bbox, clipped: boxClipped } = clipBox(
+    rbox ? enclosingBox(rotatedCorners(rbox, rotDeg)) : input.bbox,
+    frame,
+  );
   let clipped = boxClipped;
   const grown: Box[] = [bbox];
   let mask: number[][] | null = null;

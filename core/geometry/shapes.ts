@@ -32,13 +32,23 @@ function requireFinite(values: readonly number[], field: string): void {
 const clamp = (v: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, v));
 
 /** A box checked for order and finiteness, clipped to the frame; refused when nothing is left. */
-export function clipBox(box: readonly number[], frame: FrameSize, field = 'body.bbox'): { box: Box; clipped: boolean } {
+export function clipBox(
+  box: readonly number[],
+  frame: FrameSize,
+  field = 'body.bbox',
+): { box: Box; clipped: boolean } {
   if (box.length !== 4) fail(field, 'must be [x1, y1, x2, y2]');
   requireFinite(box, field);
   const [x1, y1, x2, y2] = box as Box;
   if (!(x2 > x1 && y2 > y1)) fail(field, 'needs x2 > x1 and y2 > y1');
-  const out: Box = [clamp(x1, 0, frame.width), clamp(y1, 0, frame.height), clamp(x2, 0, frame.width), clamp(y2, 0, frame.height)];
-  if (!(out[2] > out[0] && out[3] > out[1])) fail(field, `lies outside the ${frame.width}x${frame.height} frame`);
+  const out: Box = [
+    clamp(x1, 0, frame.width),
+    clamp(y1, 0, frame.height),
+    clamp(x2, 0, frame.width),
+    clamp(y2, 0, frame.height),
+  ];
+  if (!(out[2] > out[0] && out[3] > out[1]))
+    fail(field, `lies outside the ${frame.width}x${frame.height} frame`);
   return { box: out, clipped: out.some((v, i) => v !== box[i]) };
 }
 
@@ -91,9 +101,15 @@ export function clipRingToFrame(ring: readonly number[], frame: FrameSize): numb
   for (let i = 0; i + 1 < ring.length; i += 2) pts.push([ring[i]!, ring[i + 1]!]);
   const edges: Array<{ inside: (p: Pt) => boolean; cut: (a: Pt, b: Pt) => Pt }> = [
     { inside: (p) => p[0] >= 0, cut: (a, b) => [0, a[1] + ((b[1] - a[1]) * (0 - a[0])) / (b[0] - a[0])] },
-    { inside: (p) => p[0] <= frame.width, cut: (a, b) => [frame.width, a[1] + ((b[1] - a[1]) * (frame.width - a[0])) / (b[0] - a[0])] },
+    {
+      inside: (p) => p[0] <= frame.width,
+      cut: (a, b) => [frame.width, a[1] + ((b[1] - a[1]) * (frame.width - a[0])) / (b[0] - a[0])],
+    },
     { inside: (p) => p[1] >= 0, cut: (a, b) => [a[0] + ((b[0] - a[0]) * (0 - a[1])) / (b[1] - a[1]), 0] },
-    { inside: (p) => p[1] <= frame.height, cut: (a, b) => [a[0] + ((b[0] - a[0]) * (frame.height - a[1])) / (b[1] - a[1]), frame.height] },
+    {
+      inside: (p) => p[1] <= frame.height,
+      cut: (a, b) => [a[0] + ((b[0] - a[0]) * (frame.height - a[1])) / (b[1] - a[1]), frame.height],
+    },
   ];
   for (const edge of edges) {
     const input = pts;
@@ -125,17 +141,27 @@ const ringArea2 = (ring: readonly number[]): number => {
 };
 
 /** Mask rings checked (≥ 3 points, finite) and clipped to the frame. */
-export function clipMask(rings: readonly (readonly number[])[], frame: FrameSize, field = 'body.mask_polygons'): { rings: number[][]; clipped: boolean } {
+export function clipMask(
+  rings: readonly (readonly number[])[],
+  frame: FrameSize,
+  field = 'body.mask_polygons',
+): { rings: number[][]; clipped: boolean } {
   if (rings.length === 0) fail(field, 'needs at least one ring');
   rings.forEach((ring, i) => checkRing(ring, `${field}.${i}`, 3));
   const out = rings.map((r) => clipRingToFrame(r, frame)).filter((r) => r.length >= 6 && ringArea2(r) !== 0);
   if (out.length === 0) fail(field, `no ring keeps an area inside the ${frame.width}x${frame.height} frame`);
-  const clipped = out.length !== rings.length || out.some((r, i) => r.length !== rings[i]!.length || r.some((v, k) => v !== rings[i]![k]));
+  const clipped =
+    out.length !== rings.length ||
+    out.some((r, i) => r.length !== rings[i]!.length || r.some((v, k) => v !== rings[i]![k]));
   return { rings: out, clipped };
 }
 
 /** Polylines checked (≥ 2 points, finite), vertices clamped into the frame. */
-export function clampPolylines(lines: readonly (readonly number[])[], frame: FrameSize, field = 'body.polyline'): { lines: number[][]; clipped: boolean } {
+export function clampPolylines(
+  lines: readonly (readonly number[])[],
+  frame: FrameSize,
+  field = 'body.polyline',
+): { lines: number[][]; clipped: boolean } {
   if (lines.length === 0) fail(field, 'needs at least one line');
   lines.forEach((line, i) => checkRing(line, `${field}.${i}`, 2));
   let clipped = false;
@@ -150,11 +176,16 @@ export function clampPolylines(lines: readonly (readonly number[])[], frame: Fra
 }
 
 /** Keypoints `{name: [x, y] | [x, y, v]}` must lie inside the frame. */
-export function checkKeypoints(points: Readonly<Record<string, readonly number[]>>, frame: FrameSize, field = 'body.keypoints'): void {
+export function checkKeypoints(
+  points: Readonly<Record<string, readonly number[]>>,
+  frame: FrameSize,
+  field = 'body.keypoints',
+): void {
   for (const [name, p] of Object.entries(points)) {
     requireFinite(p, `${field}.${name}`);
     const [x, y] = p as [number, number];
-    if (x < 0 || y < 0 || x > frame.width || y > frame.height) fail(`${field}.${name}`, `lies outside the ${frame.width}x${frame.height} frame`);
+    if (x < 0 || y < 0 || x > frame.width || y > frame.height)
+      fail(`${field}.${name}`, `lies outside the ${frame.width}x${frame.height} frame`);
   }
 }
 

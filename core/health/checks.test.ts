@@ -1,5 +1,11 @@
 import { loadConfig } from '../config';
-import { exposureFromLuma, scoreSessionHealth, spreadSample, type ExposureStats, type HealthInputs } from './checks';
+import {
+  exposureFromLuma,
+  scoreSessionHealth,
+  spreadSample,
+  type ExposureStats,
+  type HealthInputs,
+} from './checks';
 
 const thresholds = loadConfig({}).health;
 const ok: ExposureStats = { meanLuma: 120, clippedDark: 0.01, clippedBright: 0.01 };
@@ -27,7 +33,10 @@ describe('scoreSessionHealth', () => {
   it('counts dropped duplicates and rejected frames as delivered, so dedup gaps are not a frame-rate fault', () => {
     // Every other frame dropped as a duplicate: accepted frames are 667 ms apart.
     const ts = Array.from({ length: 16 }, (_, i) => (i * 2000) / 3);
-    const r = scoreSessionHealth(clean({ timestampsMs: ts, duplicateCount: 15, exposure: ts.map(() => ok) }), thresholds);
+    const r = scoreSessionHealth(
+      clean({ timestampsMs: ts, duplicateCount: 15, exposure: ts.map(() => ok) }),
+      thresholds,
+    );
     expect(r.checks.frame_rate.passed).toBe(true);
     expect(r.checks.frame_rate.value).toBe(0);
     expect(r.checks.duplicates.value).toBeCloseTo(15 / 31, 4);
@@ -68,7 +77,13 @@ describe('scoreSessionHealth', () => {
   });
 
   it('fails exposure when too many frames are dark or blown, and tells which', () => {
-    const exposure = clean().exposure.map((e, i) => (i < 5 ? { meanLuma: 8, clippedDark: 0.9, clippedBright: 0 } : i < 9 ? { meanLuma: 240, clippedDark: 0, clippedBright: 0.7 } : e));
+    const exposure = clean().exposure.map((e, i) =>
+      i < 5
+        ? { meanLuma: 8, clippedDark: 0.9, clippedBright: 0 }
+        : i < 9
+          ? { meanLuma: 240, clippedDark: 0, clippedBright: 0.7 }
+          : e,
+    );
     const r = scoreSessionHealth(clean({ exposure }), thresholds);
     expect(r.checks.exposure.passed).toBe(false);
     expect(r.checks.exposure.value).toBeCloseTo(9 / 31, 4);
@@ -76,7 +91,10 @@ describe('scoreSessionHealth', () => {
   });
 
   it('names the declared streams that are missing', () => {
-    const r = scoreSessionHealth(clean({ expectedSensors: ['camera_front', 'imu', 'gnss'], presentSensors: ['camera_front', 'lidar'] }), thresholds);
+    const r = scoreSessionHealth(
+      clean({ expectedSensors: ['camera_front', 'imu', 'gnss'], presentSensors: ['camera_front', 'lidar'] }),
+      thresholds,
+    );
     expect(r.checks.sensors.passed).toBe(false);
     expect(r.checks.sensors.missing).toEqual(['imu', 'gnss']);
     expect(r.checks.sensors.score).toBeCloseTo(1 / 3, 4);

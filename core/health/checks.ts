@@ -28,7 +28,14 @@ export interface HealthInputs {
   presentSensors: string[];
 }
 
-export const CHECK_NAMES = ['frame_rate', 'monotonicity', 'duplicates', 'rejected', 'exposure', 'sensors'] as const;
+export const CHECK_NAMES = [
+  'frame_rate',
+  'monotonicity',
+  'duplicates',
+  'rejected',
+  'exposure',
+  'sensors',
+] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 
 export interface CheckResult {
@@ -63,7 +70,16 @@ export function checkFrameRate(inputs: HealthInputs, t: HealthThresholds): Check
   const ts = inputs.timestampsMs;
   const expectedIntervalMs = 1000 / inputs.targetFps;
   if (ts.length === 0) {
-    return { passed: false, score: 0, value: 1, threshold: t.maxMissingFrameRatio, detail: 'the session has no frames', gaps: [], gap_count: 0, largest_gap_ms: 0 };
+    return {
+      passed: false,
+      score: 0,
+      value: 1,
+      threshold: t.maxMissingFrameRatio,
+      detail: 'the session has no frames',
+      gaps: [],
+      gap_count: 0,
+      largest_gap_ms: 0,
+    };
   }
   const spanMs = Math.max(...ts) - Math.min(...ts);
   const expectedFrames = Math.floor((spanMs * inputs.targetFps) / 1000 + 1e-9) + 1;
@@ -77,7 +93,8 @@ export function checkFrameRate(inputs: HealthInputs, t: HealthThresholds): Check
     if (interval > t.gapFactor * expectedIntervalMs) {
       gapCount++;
       largestGapMs = Math.max(largestGapMs, interval);
-      if (gaps.length < MAX_LISTED_GAPS) gaps.push({ after_index: i - 1, from_ms: ts[i - 1]!, to_ms: ts[i]!, ms: round(interval, 3) });
+      if (gaps.length < MAX_LISTED_GAPS)
+        gaps.push({ after_index: i - 1, from_ms: ts[i - 1]!, to_ms: ts[i]!, ms: round(interval, 3) });
     }
   }
   const passed = missingRatio <= t.maxMissingFrameRatio;
@@ -106,7 +123,9 @@ export function checkMonotonicity(inputs: HealthInputs, t: HealthThresholds): Ch
     score: round(1 - violations.length / steps),
     value: violations.length,
     threshold: t.maxNonMonotonic,
-    detail: violations.length ? `${violations.length} timestamp step(s) do not increase` : 'timestamps strictly increase',
+    detail: violations.length
+      ? `${violations.length} timestamp step(s) do not increase`
+      : 'timestamps strictly increase',
     first_violations: violations.slice(0, MAX_LISTED_GAPS),
   };
 }
@@ -122,7 +141,8 @@ function ratioCheck(count: number, delivered: number, threshold: number, what: s
   };
 }
 
-const deliveredCount = (i: HealthInputs): number => i.timestampsMs.length + i.duplicateCount + i.rejectedCount;
+const deliveredCount = (i: HealthInputs): number =>
+  i.timestampsMs.length + i.duplicateCount + i.rejectedCount;
 
 export const checkDuplicates = (i: HealthInputs, t: HealthThresholds): CheckResult =>
   ratioCheck(i.duplicateCount, deliveredCount(i), t.maxDuplicateRatio, 'dropped as near-duplicates');
@@ -131,15 +151,29 @@ export const checkRejected = (i: HealthInputs, t: HealthThresholds): CheckResult
   ratioCheck(i.rejectedCount, deliveredCount(i), t.maxRejectedRatio, 'rejected by the ingest quality gate');
 
 export function isBadlyExposed(e: ExposureStats, t: HealthThresholds): boolean {
-  return e.meanLuma < t.minMeanLuma || e.meanLuma > t.maxMeanLuma || e.clippedDark > t.maxClippedFraction || e.clippedBright > t.maxClippedFraction;
+  return (
+    e.meanLuma < t.minMeanLuma ||
+    e.meanLuma > t.maxMeanLuma ||
+    e.clippedDark > t.maxClippedFraction ||
+    e.clippedBright > t.maxClippedFraction
+  );
 }
 
 export function checkExposure(inputs: HealthInputs, t: HealthThresholds): CheckResult {
   const n = inputs.exposure.length;
   if (n === 0) {
-    return { passed: false, score: 0, value: 1, threshold: t.maxBadExposureRatio, detail: 'no frame could be examined for exposure', examined: 0 };
+    return {
+      passed: false,
+      score: 0,
+      value: 1,
+      threshold: t.maxBadExposureRatio,
+      detail: 'no frame could be examined for exposure',
+      examined: 0,
+    };
   }
-  const dark = inputs.exposure.filter((e) => e.meanLuma < t.minMeanLuma || e.clippedDark > t.maxClippedFraction).length;
+  const dark = inputs.exposure.filter(
+    (e) => e.meanLuma < t.minMeanLuma || e.clippedDark > t.maxClippedFraction,
+  ).length;
   const bad = inputs.exposure.filter((e) => isBadlyExposed(e, t)).length;
   const ratio = bad / n;
   return {
@@ -163,7 +197,11 @@ export function checkSensors(inputs: HealthInputs): CheckResult {
     score: expected.length ? round(1 - missing.length / expected.length) : 1,
     value: missing.length,
     threshold: 0,
-    detail: expected.length ? (missing.length ? `missing ${missing.join(', ')}` : `all ${expected.length} declared streams present`) : 'the session declares no streams',
+    detail: expected.length
+      ? missing.length
+        ? `missing ${missing.join(', ')}`
+        : `all ${expected.length} declared streams present`
+      : 'the session declares no streams',
     expected,
     missing,
   };
@@ -200,7 +238,11 @@ export function exposureFromLuma(luma: Uint8Array): ExposureStats {
     if (v <= 5) dark++;
     else if (v >= 250) bright++;
   }
-  return { meanLuma: round(sum / luma.length, 3), clippedDark: round(dark / luma.length), clippedBright: round(bright / luma.length) };
+  return {
+    meanLuma: round(sum / luma.length, 3),
+    clippedDark: round(dark / luma.length),
+    clippedBright: round(bright / luma.length),
+  };
 }
 
 /** Indices of `count` frames spread evenly over `total` (all of them when count ≥ total). */

@@ -37,18 +37,39 @@ export interface GateDecision {
 }
 
 const newest = <T extends { createdAt: Date }>(items: T[]): T | null =>
-  items.reduce<T | null>((best, x) => (best === null || x.createdAt.getTime() > best.createdAt.getTime() ? x : best), null);
+  items.reduce<T | null>(
+    (best, x) => (best === null || x.createdAt.getTime() > best.createdAt.getTime() ? x : best),
+    null,
+  );
 
-export function healthGate(rows: GateRow[], inspectorVersion: string = INSPECTOR_VERSION, overrides: GateOverride[] = []): GateDecision {
+export function healthGate(
+  rows: GateRow[],
+  inspectorVersion: string = INSPECTOR_VERSION,
+  overrides: GateOverride[] = [],
+): GateDecision {
   const row = newest(rows.filter((r) => r.indexerVersion === inspectorVersion));
   const override = newest(overrides);
   // An override made at the same instant as the row is the later human decision.
   if (override && (!row || override.createdAt.getTime() >= row.createdAt.getTime())) {
-    return { verdict: override.quarantined ? 'failed' : 'passed', quarantined: override.quarantined, decidedBy: 'override', row, override };
+    return {
+      verdict: override.quarantined ? 'failed' : 'passed',
+      quarantined: override.quarantined,
+      decidedBy: 'override',
+      row,
+      override,
+    };
   }
-  if (row) return { verdict: row.passed ? 'passed' : 'failed', quarantined: !row.passed, decidedBy: 'inspector', row, override };
+  if (row)
+    return {
+      verdict: row.passed ? 'passed' : 'failed',
+      quarantined: !row.passed,
+      decidedBy: 'inspector',
+      row,
+      override,
+    };
   return { verdict: 'uninspected', quarantined: false, decidedBy: 'none', row: null, override: null };
 }
 
 /** Whether a writer may record rows under `indexerVersion`: the inspector's family is its alone. */
-export const isInspectorVersion = (indexerVersion: string): boolean => indexerVersion.startsWith('inspector@');
+export const isInspectorVersion = (indexerVersion: string): boolean =>
+  indexerVersion.startsWith('inspector@');

@@ -1,7 +1,16 @@
 import { ConflictError } from '../errors';
 
 /** Kinds of non-frame data an asset can hold (GET /api/assets/kinds). */
-export const ASSET_KINDS = ['image', 'video', 'audio', 'text', 'document', 'point_cloud', 'time_series', 'map_tile'] as const;
+export const ASSET_KINDS = [
+  'image',
+  'video',
+  'audio',
+  'text',
+  'document',
+  'point_cloud',
+  'time_series',
+  'map_tile',
+] as const;
 
 /**
  * Asset lifecycle (the spec leaves it open; docs/annotations.md):
@@ -22,5 +31,8 @@ const MOVES: Record<AssetState, readonly AssetState[]> = {
 /** Refuses a move the lifecycle does not have (409: the asset's state does not allow it). */
 export function checkAssetMove(from: string, to: AssetState): void {
   const allowed = MOVES[from as AssetState] ?? [];
-  if (!allowed.includes(to)) throw new ConflictError(`an asset in state ${from} cannot move to ${to}; allowed: ${allowed.join(', ') || 'none'}`);
+  if (!allowed.includes(to))
+    throw new ConflictError(
+      `an asset in state ${from} cannot move to ${to}; allowed: ${allowed.join(', ') || 'none'}`,
+    );
 }

@@ -13,7 +13,16 @@ describe('object sources', () => {
     expect(isMachineSource('human')).toBe(false);
     expect(isMachineSource('imported')).toBe(false);
     expect(isMachineSource('banana')).toBe(false);
-    for (const s of ['fused', 'interp', 'interpolated', 'propagated', 'relabel', 'recall', 'auto_accept']) expect(isMachineSource(s)).toBe(true);
-    expect([...MACHINE_SOURCE_SPELLINGS].sort()).toEqual(['auto_accept', 'fused', 'interp', 'interpolated', 'propagated', 'recall', 'relabel']);
+    for (const s of ['fused', 'interp', 'interpolated', 'propagated', 'relabel', 'recall', 'auto_accept'])
+      expect(isMachineSource(s)).toBe(true);
+    expect([...MACHINE_SOURCE_SPELLINGS].sort()).toEqual([
+      'auto_accept',
+      'fused',
+      'interp',
+      'interpolated',
+      'propagated',
+      'recall',
+      'relabel',
+    ]);
   });
 });

@@ -15,7 +15,8 @@ describe('object states', () => {
     expect(clampStateForRole('annotate', 'annotator')).toEqual({ state: 'annotate', clamped: false });
     expect(clampStateForRole('accepted', 'reviewer')).toEqual({ state: 'accepted', clamped: false });
     expect(clampStateForRole('rejected', 'admin')).toEqual({ state: 'rejected', clamped: false });
-    for (const role of ['annotator', 'reviewer', 'admin'] as const) expect(clampStateForRole('auto_accept', role)).toEqual({ state: 'review', clamped: true });
+    for (const role of ['annotator', 'reviewer', 'admin'] as const)
+      expect(clampStateForRole('auto_accept', role)).toEqual({ state: 'review', clamped: true });
   });
 });
 

@@ -1,7 +1,14 @@
 import { BadRequestError } from '../errors';
 
 /** Object `state` values (spec States and transitions). `submitted` is outside the gate enumeration. */
-export const OBJECT_STATES = ['auto_accept', 'review', 'annotate', 'accepted', 'rejected', 'submitted'] as const;
+export const OBJECT_STATES = [
+  'auto_accept',
+  'review',
+  'annotate',
+  'accepted',
+  'rejected',
+  'submitted',
+] as const;
 export type ObjectState = (typeof OBJECT_STATES)[number];
 
 export type CallerRole = 'annotator' | 'reviewer' | 'admin';
@@ -12,7 +19,9 @@ const VERDICTS: readonly ObjectState[] = ['accepted', 'rejected'];
 /** A state outside the allowed list is a 400 (spec Errors), not a 422: the check sits outside the schema. */
 export function parseObjectState(value: string, field: string): ObjectState {
   if ((OBJECT_STATES as readonly string[]).includes(value)) return value as ObjectState;
-  throw new BadRequestError(`state ${JSON.stringify(value)} is not one of ${OBJECT_STATES.join(', ')}`, [{ field, message: 'not an allowed state' }]);
+  throw new BadRequestError(`state ${JSON.stringify(value)} is not one of ${OBJECT_STATES.join(', ')}`, [
+    { field, message: 'not an allowed state' },
+  ]);
 }
 
 /**
@@ -23,7 +32,10 @@ export function parseObjectState(value: string, field: string): ObjectState {
  *   for review); reviewers and admins keep them;
  * - `review`, `annotate` and `submitted` are open to every role.
  */
-export function clampStateForRole(requested: ObjectState, role: CallerRole): { state: ObjectState; clamped: boolean } {
+export function clampStateForRole(
+  requested: ObjectState,
+  role: CallerRole,
+): { state: ObjectState; clamped: boolean } {
   let state = requested;
   if (requested === 'auto_accept') state = 'review';
   else if (VERDICTS.includes(requested) && role === 'annotator') state = 'submitted';

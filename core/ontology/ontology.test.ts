@@ -13,7 +13,9 @@ const entries: OntologyEntry[] = ONTOLOGY_SEED.map((c) => ({
 describe('seed ontology', () => {
   it('has the spec counts: 166 classes, l0 83/58/22/3, 83 india', () => {
     expect(ONTOLOGY_SEED).toHaveLength(166);
-    const byL0 = Object.fromEntries(Object.keys(L1_BY_L0).map((l0) => [l0, ONTOLOGY_SEED.filter((c) => c.l0 === l0).length]));
+    const byL0 = Object.fromEntries(
+      Object.keys(L1_BY_L0).map((l0) => [l0, ONTOLOGY_SEED.filter((c) => c.l0 === l0).length]),
+    );
     expect(byL0).toEqual({ object: 83, infra: 58, surface: 22, ignore: 3 });
     expect(ONTOLOGY_SEED.filter((c) => c.india)).toHaveLength(83);
   });
@@ -21,7 +23,8 @@ describe('seed ontology', () => {
   it('has 13 l1 values, each under exactly one l0, all of them used', () => {
     const l1s = new Set(ONTOLOGY_SEED.map((c) => c.l1));
     expect(l1s.size).toBe(13);
-    for (const l1 of l1s) expect(new Set(ONTOLOGY_SEED.filter((c) => c.l1 === l1).map((c) => c.l0)).size).toBe(1);
+    for (const l1 of l1s)
+      expect(new Set(ONTOLOGY_SEED.filter((c) => c.l1 === l1).map((c) => c.l0)).size).toBe(1);
     expect(Object.values(L1_BY_L0).flat().sort()).toEqual([...l1s].sort());
   });
 
@@ -35,15 +38,27 @@ describe('seed ontology', () => {
     }
     // The taxonomies' own parents are kept: IDD's vehicle fallback gathers caravan, trailer, train.
     const parentOf = (n: string) => ONTOLOGY_SEED.find((c) => c.name === n)!.parent;
-    expect(['caravan', 'trailer', 'train'].map(parentOf)).toEqual(['vehicle_fallback', 'vehicle_fallback', 'vehicle_fallback']);
+    expect(['caravan', 'trailer', 'train'].map(parentOf)).toEqual([
+      'vehicle_fallback',
+      'vehicle_fallback',
+      'vehicle_fallback',
+    ]);
     expect(parentOf('traffic_light_pedestrian')).toBe('traffic_light');
     expect(parentOf('parking')).toBe('drivable_fallback');
   });
 
   it('carries every IDD level-4 label', () => {
     const idd = ONTOLOGY_SEED.flatMap((c) => c.sources.filter((s) => s.startsWith('idd:l4:')));
-    expect(idd).toEqual(expect.arrayContaining(['idd:l4:autorickshaw', 'idd:l4:rider', 'idd:l4:obs-str-bar-fallback', 'idd:l4:vehicle fallback']));
-    for (const c of ONTOLOGY_SEED.filter((x) => x.sources.some((s) => s.startsWith('idd:')))) expect(c.india).toBe(true);
+    expect(idd).toEqual(
+      expect.arrayContaining([
+        'idd:l4:autorickshaw',
+        'idd:l4:rider',
+        'idd:l4:obs-str-bar-fallback',
+        'idd:l4:vehicle fallback',
+      ]),
+    );
+    for (const c of ONTOLOGY_SEED.filter((x) => x.sources.some((s) => s.startsWith('idd:'))))
+      expect(c.india).toBe(true);
   });
 });
 
@@ -73,13 +88,27 @@ describe('ontology invariants', () => {
 
   it('refuses new classes that break them', () => {
     const taken = new Set(['old_name']);
-    expect(() => checkNewClass(entries, { name: 'car', l0: 'object', l1: 'vehicle', parentId: null }, taken)).toThrow(ConflictError);
-    expect(() => checkNewClass(entries, { name: 'old_name', l0: 'object', l1: 'vehicle', parentId: null }, taken)).toThrow(ConflictError);
-    expect(() => checkNewClass(entries, { name: 'hovercraft', l0: 'infra', l1: 'vehicle', parentId: null }, taken)).toThrow(InputError);
-    expect(() => checkNewClass(entries, { name: 'hovercraft', l0: 'object', l1: 'vehicle', parentId: 9999 }, taken)).toThrow(/parent/);
+    expect(() =>
+      checkNewClass(entries, { name: 'car', l0: 'object', l1: 'vehicle', parentId: null }, taken),
+    ).toThrow(ConflictError);
+    expect(() =>
+      checkNewClass(entries, { name: 'old_name', l0: 'object', l1: 'vehicle', parentId: null }, taken),
+    ).toThrow(ConflictError);
+    expect(() =>
+      checkNewClass(entries, { name: 'hovercraft', l0: 'infra', l1: 'vehicle', parentId: null }, taken),
+    ).toThrow(InputError);
+    expect(() =>
+      checkNewClass(entries, { name: 'hovercraft', l0: 'object', l1: 'vehicle', parentId: 9999 }, taken),
+    ).toThrow(/parent/);
     const road = entries.find((c) => c.name === 'road')!.id;
-    expect(() => checkNewClass(entries, { name: 'hovercraft', l0: 'object', l1: 'vehicle', parentId: road }, taken)).toThrow(/parent must share|is surface/);
-    expect(() => checkNewClass(entries, { name: 'hovercraft', l0: 'object', l1: 'vehicle', parentId: 1 }, taken)).not.toThrow();
-    expect(() => checkNewClass(entries, { name: 'drone', l0: 'object', l1: 'aerial', parentId: null }, taken)).not.toThrow();
+    expect(() =>
+      checkNewClass(entries, { name: 'hovercraft', l0: 'object', l1: 'vehicle', parentId: road }, taken),
+    ).toThrow(/parent must share|is surface/);
+    expect(() =>
+      checkNewClass(entries, { name: 'hovercraft', l0: 'object', l1: 'vehicle', parentId: 1 }, taken),
+    ).not.toThrow();
+    expect(() =>
+      checkNewClass(entries, { name: 'drone', l0: 'object', l1: 'aerial', parentId: null }, taken),
+    ).not.toThrow();
   });
 });

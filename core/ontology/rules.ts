@@ -38,7 +38,8 @@ export function ontologyViolations(classes: readonly OntologyEntry[]): string[] 
     const seen = l0OfL1.get(c.l1);
     if (seen !== undefined && seen !== c.l0) out.push(`l1 ${c.l1} sits under both ${seen} and ${c.l0}`);
     l0OfL1.set(c.l1, c.l0);
-    if (c.parentId !== null && !byId.has(c.parentId)) out.push(`class ${c.name}: parent ${c.parentId} does not exist`);
+    if (c.parentId !== null && !byId.has(c.parentId))
+      out.push(`class ${c.name}: parent ${c.parentId} does not exist`);
   }
   for (const c of classes) {
     const visited = new Set<number>();
@@ -63,9 +64,15 @@ export interface NewClass {
 }
 
 /** Refuses a class that would break the invariants: a taken name, an l1 already under another l0. */
-export function checkNewClass(existing: readonly OntologyEntry[], candidate: NewClass, takenAliases: ReadonlySet<string>): void {
+export function checkNewClass(
+  existing: readonly OntologyEntry[],
+  candidate: NewClass,
+  takenAliases: ReadonlySet<string>,
+): void {
   if (existing.some((c) => c.name === candidate.name) || takenAliases.has(candidate.name)) {
-    throw new ConflictError(`class name ${candidate.name} is taken (by a class or a former name kept as an alias)`);
+    throw new ConflictError(
+      `class name ${candidate.name} is taken (by a class or a former name kept as an alias)`,
+    );
   }
   const other = existing.find((c) => c.l1 === candidate.l1 && c.l0 !== candidate.l0);
   if (other) {
@@ -75,9 +82,14 @@ export function checkNewClass(existing: readonly OntologyEntry[], candidate: New
   }
   if (candidate.parentId !== null) {
     const parent = existing.find((c) => c.id === candidate.parentId);
-    if (!parent) throw new InputError('parent class does not exist', [{ field: 'body.parent', message: 'unknown class' }]);
+    if (!parent)
+      throw new InputError('parent class does not exist', [
+        { field: 'body.parent', message: 'unknown class' },
+      ]);
     if (parent.l0 !== candidate.l0) {
-      throw new InputError(`parent ${parent.name} is ${parent.l0}, not ${candidate.l0}`, [{ field: 'body.parent', message: 'parent must share the l0' }]);
+      throw new InputError(`parent ${parent.name} is ${parent.l0}, not ${candidate.l0}`, [
+        { field: 'body.parent', message: 'parent must share the l0' },
+      ]);
     }
   }
 }

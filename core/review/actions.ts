@@ -43,10 +43,14 @@ const ACTION_STATE: Record<ReviewAction, ObjectState | null> = {
 
 export function reviewEffect(req: ReviewRequest): ReviewEffect {
   if (req.action === 'relabel' && !req.className) {
-    throw new InputError('relabel needs class_name', [{ field: 'body.class_name', message: 'required for relabel' }]);
+    throw new InputError('relabel needs class_name', [
+      { field: 'body.class_name', message: 'required for relabel' },
+    ]);
   }
   if ((req.action === 'confirm' || req.action === 'accept' || req.action === 'reject') && req.className) {
-    throw new InputError(`${req.action} keeps the class; use relabel or edit to change it`, [{ field: 'body.class_name', message: `not allowed with ${req.action}` }]);
+    throw new InputError(`${req.action} keeps the class; use relabel or edit to change it`, [
+      { field: 'body.class_name', message: `not allowed with ${req.action}` },
+    ]);
   }
   return { state: req.state ?? ACTION_STATE[req.action], className: req.className, attrs: req.attrs };
 }

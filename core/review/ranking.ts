@@ -23,7 +23,8 @@ export function rarity(classCount: number, total: number): number {
   return Math.log(1 + total / classCount) / Math.log(1 + total);
 }
 
-export const queueScore = (conf: number | null, classCount: number, total: number): number => uncertainty(conf) * rarity(classCount, total);
+export const queueScore = (conf: number | null, classCount: number, total: number): number =>
+  uncertainty(conf) * rarity(classCount, total);
 
 /**
  * A queue position: the last row's score and id. Pages are keyset pages ordered by score
@@ -41,11 +42,20 @@ export function encodeCursor(c: QueueCursor): string {
 export function decodeCursor(raw: string): QueueCursor {
   try {
     const v: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && Number.isFinite(v[0]) && typeof v[1] === 'string' && /^[0-9a-f-]{36}$/.test(v[1])) {
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      typeof v[0] === 'number' &&
+      Number.isFinite(v[0]) &&
+      typeof v[1] === 'string' &&
+      /^[0-9a-f-]{36}$/.test(v[1])
+    ) {
       return { score: v[0], id: v[1] };
     }
   } catch {
     // fall through: any malformed cursor gets the same answer
   }
-  throw new InputError('cursor is not one this API issued', [{ field: 'query.cursor', message: 'malformed cursor' }]);
+  throw new InputError('cursor is not one this API issued', [
+    { field: 'query.cursor', message: 'malformed cursor' },
+  ]);
 }

@@ -8,11 +8,21 @@ describe('review actions', () => {
     expect(reviewEffect({ ...base, action: 'confirm' }).state).toBe('accepted');
     expect(reviewEffect({ ...base, action: 'accept' }).state).toBe('accepted');
     expect(reviewEffect({ ...base, action: 'reject' }).state).toBe('rejected');
-    expect(reviewEffect({ ...base, action: 'relabel', className: 'bus' })).toEqual({ state: 'accepted', className: 'bus', attrs: null });
-    expect(reviewEffect({ ...base, action: 'edit', attrs: { occluded: true } })).toEqual({ state: null, className: null, attrs: { occluded: true } });
+    expect(reviewEffect({ ...base, action: 'relabel', className: 'bus' })).toEqual({
+      state: 'accepted',
+      className: 'bus',
+      attrs: null,
+    });
+    expect(reviewEffect({ ...base, action: 'edit', attrs: { occluded: true } })).toEqual({
+      state: null,
+      className: null,
+      attrs: { occluded: true },
+    });
   });
   it('lets an explicit state override, and refuses inconsistent requests', () => {
-    expect(reviewEffect({ ...base, action: 'relabel', className: 'bus', state: 'review' }).state).toBe('review');
+    expect(reviewEffect({ ...base, action: 'relabel', className: 'bus', state: 'review' }).state).toBe(
+      'review',
+    );
     expect(() => reviewEffect({ ...base, action: 'relabel' })).toThrow(InputError);
     expect(() => reviewEffect({ ...base, action: 'reject', className: 'bus' })).toThrow(/relabel or edit/);
   });

@@ -49,7 +49,10 @@ export function resolvePolicy(input: AgentPolicyInput, defaults: AgentPolicy): A
     ...(defaults.threshold_fit_id ? { threshold_fit_id: defaults.threshold_fit_id } : {}),
   };
   if (policy.review_low > policy.auto_accept_conf) {
-    throw new InputError(`review_low ${policy.review_low} is above auto_accept_conf ${policy.auto_accept_conf}`, [{ field: 'body.review_low', message: 'must not exceed auto_accept_conf' }]);
+    throw new InputError(
+      `review_low ${policy.review_low} is above auto_accept_conf ${policy.auto_accept_conf}`,
+      [{ field: 'body.review_low', message: 'must not exceed auto_accept_conf' }],
+    );
   }
   return policy;
 }
@@ -75,19 +78,34 @@ export interface RoutingDecision {
   reason: string;
 }
 
-const agreementHolds = (o: Routable, p: AgentPolicy): boolean => !p.require_agreement || (o.pathsRan.length >= 2 && o.agreement >= 1);
+const agreementHolds = (o: Routable, p: AgentPolicy): boolean =>
+  !p.require_agreement || (o.pathsRan.length >= 2 && o.agreement >= 1);
 
 export function routeObject(o: Routable, p: AgentPolicy): RoutingDecision {
   const threshold = autoAcceptThreshold(p, o.className);
-  const bar = threshold === p.auto_accept_conf ? `${threshold}` : `${threshold} (${o.className}, threshold fit)`;
+  const bar =
+    threshold === p.auto_accept_conf ? `${threshold}` : `${threshold} (${o.className}, threshold fit)`;
   if (threshold === null) {
-    if (o.conf >= p.review_low) return { route: 'review', reason: `class ${o.className} never auto-accepts under the active threshold fit; conf ${o.conf.toFixed(3)} ≥ ${p.review_low}` };
+    if (o.conf >= p.review_low)
+      return {
+        route: 'review',
+        reason: `class ${o.className} never auto-accepts under the active threshold fit; conf ${o.conf.toFixed(3)} ≥ ${p.review_low}`,
+      };
   } else if (o.conf >= threshold) {
-    if (!agreementHolds(o, p)) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} ≥ ${bar} but agreement is required and ${o.pathsRan.length < 2 ? 'only one path ran' : `agreement is ${o.agreement.toFixed(2)}`}` };
-    if (o.entropy > MAX_AUTO_ACCEPT_ENTROPY_BITS) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} ≥ ${bar} but the paths disagree on the class (entropy ${o.entropy.toFixed(2)} bits)` };
+    if (!agreementHolds(o, p))
+      return {
+        route: 'review',
+        reason: `conf ${o.conf.toFixed(3)} ≥ ${bar} but agreement is required and ${o.pathsRan.length < 2 ? 'only one path ran' : `agreement is ${o.agreement.toFixed(2)}`}`,
+      };
+    if (o.entropy > MAX_AUTO_ACCEPT_ENTROPY_BITS)
+      return {
+        route: 'review',
+        reason: `conf ${o.conf.toFixed(3)} ≥ ${bar} but the paths disagree on the class (entropy ${o.entropy.toFixed(2)} bits)`,
+      };
     return { route: 'auto_accept', reason: `conf ${o.conf.toFixed(3)} ≥ ${bar}` };
   }
-  if (o.conf >= p.review_low) return { route: 'review', reason: `conf ${o.conf.toFixed(3)} in [${p.review_low}, ${bar})` };
+  if (o.conf >= p.review_low)
+    return { route: 'review', reason: `conf ${o.conf.toFixed(3)} in [${p.review_low}, ${bar})` };
   return { route: 'annotate', reason: `conf ${o.conf.toFixed(3)} < ${p.review_low}` };
 }
 

@@ -1,7 +1,13 @@
 import { fitPolicyDefaults, fitThreshold, fitThresholds, type JudgedObject } from './thresholds';
 
 /** `n` verdicts at confidences spread evenly in [lo, hi], correct where `correct(conf)` says. */
-const judged = (className: string, n: number, lo: number, hi: number, correct: (conf: number) => boolean): JudgedObject[] =>
+const judged = (
+  className: string,
+  n: number,
+  lo: number,
+  hi: number,
+  correct: (conf: number) => boolean,
+): JudgedObject[] =>
   Array.from({ length: n }, (_, i) => {
     const conf = Math.round((lo + ((hi - lo) * i) / Math.max(1, n - 1)) * 1000) / 1000;
     return { className, conf, correct: correct(conf) };
@@ -15,7 +21,11 @@ describe('fitThreshold', () => {
     expect(f.status).toBe('fitted');
     const above = js.filter((j) => j.conf >= f.threshold!);
     // What it reports is what the verdicts say at that threshold, smoothed.
-    expect(f.at_threshold).toEqual({ judged: above.length, correct: above.filter((j) => j.correct).length, precision: (above.filter((j) => j.correct).length + 1) / (above.length + 2) });
+    expect(f.at_threshold).toEqual({
+      judged: above.length,
+      correct: above.filter((j) => j.correct).length,
+      precision: (above.filter((j) => j.correct).length + 1) / (above.length + 2),
+    });
     expect(f.at_threshold!.precision).toBeGreaterThanOrEqual(0.9);
     // No lower threshold reaches the target: it is the lowest.
     for (const t of new Set(js.filter((j) => j.conf < f.threshold!).map((j) => j.conf))) {
@@ -33,11 +43,31 @@ describe('fitThreshold', () => {
   });
 
   it('says insufficient below 25 verdicts and unreachable when no threshold reaches the target', () => {
-    expect(fitThreshold(judged('car', 24, 0.5, 0.99, () => true), 0.9)).toMatchObject({ status: 'insufficient', threshold: null, reason: expect.stringMatching(/24 verdict/) });
-    expect(fitThreshold(judged('car', 40, 0.5, 0.99, (c) => c < 0.8), 0.9)).toMatchObject({ status: 'unreachable', threshold: null });
+    expect(
+      fitThreshold(
+        judged('car', 24, 0.5, 0.99, () => true),
+        0.9,
+      ),
+    ).toMatchObject({ status: 'insufficient', threshold: null, reason: expect.stringMatching(/24 verdict/) });
+    expect(
+      fitThreshold(
+        judged('car', 40, 0.5, 0.99, (c) => c < 0.8),
+        0.9,
+      ),
+    ).toMatchObject({ status: 'unreachable', threshold: null });
     // 25 all-correct verdicts smooth to 26/27 = 0.963: a 0.97 target needs more evidence.
-    expect(fitThreshold(judged('car', 25, 0.5, 0.99, () => true), 0.97).status).toBe('unreachable');
-    expect(fitThreshold(judged('car', 25, 0.5, 0.99, () => true), 0.96).status).toBe('fitted');
+    expect(
+      fitThreshold(
+        judged('car', 25, 0.5, 0.99, () => true),
+        0.97,
+      ).status,
+    ).toBe('unreachable');
+    expect(
+      fitThreshold(
+        judged('car', 25, 0.5, 0.99, () => true),
+        0.96,
+      ).status,
+    ).toBe('fitted');
   });
 });
 

@@ -39,11 +39,26 @@ export interface ThresholdFitResult {
   classes: Record<string, ThresholdFigure>;
 }
 
-export function fitThreshold(judged: readonly JudgedObject[], targetPrecision: number, minSamples: number = MIN_CONTROL_SAMPLE): ThresholdFigure {
+export function fitThreshold(
+  judged: readonly JudgedObject[],
+  targetPrecision: number,
+  minSamples: number = MIN_CONTROL_SAMPLE,
+): ThresholdFigure {
   const correctAll = judged.filter((j) => j.correct).length;
-  const base = { judged: judged.length, correct: correctAll, precision_all: laplacePrecision(correctAll, judged.length) };
+  const base = {
+    judged: judged.length,
+    correct: correctAll,
+    precision_all: laplacePrecision(correctAll, judged.length),
+  };
   if (judged.length < minSamples) {
-    return { ...base, status: 'insufficient', threshold: null, at_threshold: null, coverage: 0, reason: `${judged.length} verdict(s); at least ${minSamples} are needed` };
+    return {
+      ...base,
+      status: 'insufficient',
+      threshold: null,
+      at_threshold: null,
+      coverage: 0,
+      reason: `${judged.length} verdict(s); at least ${minSamples} are needed`,
+    };
   }
   const byConf = [...judged].sort((a, b) => b.conf - a.conf);
   let best: { threshold: number; judged: number; correct: number; precision: number } | null = null;
@@ -55,10 +70,18 @@ export function fitThreshold(judged: readonly JudgedObject[], targetPrecision: n
     // A threshold sits at a confidence boundary: every object of the same conf is on the same side.
     if (byConf[i + 1]?.conf === j.conf) continue;
     const precision = laplacePrecision(c, n);
-    if (n >= minSamples && precision >= targetPrecision) best = { threshold: j.conf, judged: n, correct: c, precision };
+    if (n >= minSamples && precision >= targetPrecision)
+      best = { threshold: j.conf, judged: n, correct: c, precision };
   }
   if (!best) {
-    return { ...base, status: 'unreachable', threshold: null, at_threshold: null, coverage: 0, reason: `no confidence threshold with at least ${minSamples} verdicts above it reaches precision ${targetPrecision}` };
+    return {
+      ...base,
+      status: 'unreachable',
+      threshold: null,
+      at_threshold: null,
+      coverage: 0,
+      reason: `no confidence threshold with at least ${minSamples} verdicts above it reaches precision ${targetPrecision}`,
+    };
   }
   return {
     ...base,
@@ -70,14 +93,22 @@ export function fitThreshold(judged: readonly JudgedObject[], targetPrecision: n
   };
 }
 
-export function fitThresholds(judged: readonly JudgedObject[], targetPrecision: number, minSamples: number = MIN_CONTROL_SAMPLE): ThresholdFitResult {
+export function fitThresholds(
+  judged: readonly JudgedObject[],
+  targetPrecision: number,
+  minSamples: number = MIN_CONTROL_SAMPLE,
+): ThresholdFitResult {
   const byClass = new Map<string, JudgedObject[]>();
   for (const j of judged) byClass.set(j.className, [...(byClass.get(j.className) ?? []), j]);
   return {
     target_precision: targetPrecision,
     min_samples: minSamples,
     global: fitThreshold(judged, targetPrecision, minSamples),
-    classes: Object.fromEntries([...byClass].sort(([a], [b]) => a.localeCompare(b)).map(([name, js]) => [name, fitThreshold(js, targetPrecision, minSamples)])),
+    classes: Object.fromEntries(
+      [...byClass]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, js]) => [name, fitThreshold(js, targetPrecision, minSamples)]),
+    ),
   };
 }
 
@@ -86,7 +117,10 @@ export function fitThresholds(judged: readonly JudgedObject[], targetPrecision: 
  * default auto_accept_conf; a fitted class gets its own threshold, an unreachable class never
  * auto-accepts (null), a class with too few verdicts follows the global threshold.
  */
-export function fitPolicyDefaults(fit: Pick<ThresholdFitResult, 'global' | 'classes'>): { auto_accept_conf: number | null; class_thresholds: Record<string, number | null> } {
+export function fitPolicyDefaults(fit: Pick<ThresholdFitResult, 'global' | 'classes'>): {
+  auto_accept_conf: number | null;
+  class_thresholds: Record<string, number | null>;
+} {
   const class_thresholds: Record<string, number | null> = {};
   for (const [name, f] of Object.entries(fit.classes)) {
     if (f.status === 'fitted') class_thresholds[name] = f.threshold;

@@ -11,7 +11,11 @@ export interface TestApi {
   routes: DeclaredRoute[];
   close(): Promise<void>;
   /** fetch against the API with an optional bearer token and JSON body. */
-  call(method: string, path: string, opts?: { token?: string; body?: unknown; rawBody?: string }): Promise<{ status: number; body: any; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    opts?: { token?: string; body?: unknown; rawBody?: string },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 /** The real app on a free loopback port, with real dependencies built from `config`. */

@@ -10,7 +10,9 @@ import type { Frame, Prisma, Session } from '../../generated/prisma/client';
  */
 
 /** A real JPEG of the given mean brightness with a little texture, so it is not one flat value. */
-export async function makeJpeg(opts: { width?: number; height?: number; luma?: number; seed?: number } = {}): Promise<Buffer> {
+export async function makeJpeg(
+  opts: { width?: number; height?: number; luma?: number; seed?: number } = {},
+): Promise<Buffer> {
   const width = opts.width ?? 64;
   const height = opts.height ?? 48;
   const luma = opts.luma ?? 128;
@@ -22,7 +24,9 @@ export async function makeJpeg(opts: { width?: number; height?: number; luma?: n
     px[i * 3 + 1] = v;
     px[i * 3 + 2] = v;
   }
-  return sharp(px, { raw: { width, height, channels: 3 } }).jpeg({ quality: 90 }).toBuffer();
+  return sharp(px, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toBuffer();
 }
 
 export interface SessionFixture {
@@ -45,21 +49,42 @@ export interface SessionFixtureOptions {
   session?: Partial<Prisma.SessionUncheckedCreateInput>;
 }
 
-export async function createSessionFixture(deps: { db: Db; storage: ObjectStore }, opts: SessionFixtureOptions = {}): Promise<SessionFixture> {
+export async function createSessionFixture(
+  deps: { db: Db; storage: ObjectStore },
+  opts: SessionFixtureOptions = {},
+): Promise<SessionFixture> {
   const fps = opts.fps ?? 3;
   const n = opts.timestampsMs?.length ?? opts.frames ?? 6;
   const ts = opts.timestampsMs ?? Array.from({ length: n }, (_, i) => (i * 1000) / fps);
   const session = await deps.db.session.create({
-    data: { name: `drive ${randomUUID().slice(0, 8)}`, sourceKind: 'video', state: 'ready', targetFps: fps, ...opts.session },
+    data: {
+      name: `drive ${randomUUID().slice(0, 8)}`,
+      sourceKind: 'video',
+      state: 'ready',
+      targetFps: fps,
+      ...opts.session,
+    },
   });
   const frames: Frame[] = [];
   for (let i = 0; i < n; i++) {
     const key = `test/${session.id}/${String(i).padStart(5, '0')}.jpg`;
     if (opts.storeImages ?? true) {
       const luma = opts.luma?.(i) ?? 128;
-      await deps.storage.client.putObject(deps.storage.bucket('frames'), key, await makeJpeg({ luma, seed: i }), undefined, { 'Content-Type': 'image/jpeg' });
+      await deps.storage.client.putObject(
+        deps.storage.bucket('frames'),
+        key,
+        await makeJpeg({ luma, seed: i }),
+        undefined,
+        { 'Content-Type': 'image/jpeg' },
+      );
       if (opts.redacted) {
-        await deps.storage.client.putObject(deps.storage.bucket('redacted'), key, await makeJpeg({ luma: luma / 2, seed: i, width: 64 }), undefined, { 'Content-Type': 'image/jpeg' });
+        await deps.storage.client.putObject(
+          deps.storage.bucket('redacted'),
+          key,
+          await makeJpeg({ luma: luma / 2, seed: i, width: 64 }),
+          undefined,
+          { 'Content-Type': 'image/jpeg' },
+        );
       }
     }
     frames.push(

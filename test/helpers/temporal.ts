@@ -16,7 +16,14 @@ export function startTemporalTestEnv(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path },
-      extraArgs: ['--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF', '--log-level', 'error'],
+      extraArgs: [
+        '--sqlite-pragma',
+        'journal_mode=WAL',
+        '--sqlite-pragma',
+        'synchronous=OFF',
+        '--log-level',
+        'error',
+      ],
     },
   });
 }
@@ -27,7 +34,11 @@ type History = Parameters<typeof historyFromJSON>[0];
  * Replays a recorded workflow history against the current workflow code: a change that breaks
  * determinism makes this throw (DeterminismViolationError).
  */
-export async function replayRecordedHistory(historyFile: string, workflowsPath: string, workflowId: string): Promise<void> {
+export async function replayRecordedHistory(
+  historyFile: string,
+  workflowsPath: string,
+  workflowId: string,
+): Promise<void> {
   const history = JSON.parse(fs.readFileSync(historyFile, 'utf8')) as History;
   await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
 }

@@ -14,14 +14,18 @@ export function createAuthRoutes(deps: AppDeps): RouteGroup {
   );
   // The route does not exist outside APP_ENV=local: not merely refused, absent (404).
   if (deps.config.env === 'local') {
-    group.post('/api/auth/dev-login', { summary: 'Local environments only: mint an admin token', access: 'public' }, async () => {
-      const user = await deps.db.user.upsert({
-        where: { email: DEV_ADMIN_EMAIL },
-        create: { email: DEV_ADMIN_EMAIL, name: 'Local developer', role: 'admin' },
-        update: {},
-      });
-      return { ...tokenOut(await deps.tokens.issue(user.id, user.tokenVersion)), user: userOut(user) };
-    });
+    group.post(
+      '/api/auth/dev-login',
+      { summary: 'Local environments only: mint an admin token', access: 'public' },
+      async () => {
+        const user = await deps.db.user.upsert({
+          where: { email: DEV_ADMIN_EMAIL },
+          create: { email: DEV_ADMIN_EMAIL, name: 'Local developer', role: 'admin' },
+          update: {},
+        });
+        return { ...tokenOut(await deps.tokens.issue(user.id, user.tokenVersion)), user: userOut(user) };
+      },
+    );
   }
   return group;
 }

@@ -6,13 +6,22 @@ export const COMPUTE_TARGETS = ['local'] as const;
 export const AutolabelStartIn = z.strictObject({
   session_id: z.string().min(1).max(64),
   compute_target: z.string().min(1).max(32).default('local'),
-  limit: z.number().int().min(1).max(1_000_000).nullable().default(null).meta({ description: 'at most this many frames, in index order; null: every frame' }),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .nullable()
+    .default(null)
+    .meta({ description: 'at most this many frames, in index order; null: every frame' }),
   only_unlabelled: z.boolean().default(false).meta({ description: 'only frames that carry no object yet' }),
 });
 export type AutolabelStartIn = z.infer<typeof AutolabelStartIn>;
 
 /** Body of POST /api/autolabel/redetect-all (not shown by the spec; docs/autolabel.md). */
 export const RedetectAllIn = z.strictObject({
-  session_ids: z.array(z.uuid()).min(1).max(100).nullable().default(null).meta({ description: 'sessions to redetect; null: every session with frames (at most 100 per call, oldest first)' }),
+  session_ids: z.array(z.uuid()).min(1).max(100).nullable().default(null).meta({
+    description: 'sessions to redetect; null: every session with frames (at most 100 per call, oldest first)',
+  }),
   compute_target: z.string().min(1).max(32).default('local'),
 });

@@ -17,7 +17,12 @@ export function createCloudRoutes(deps: AppDeps): RouteGroup {
         db.gpuSlot.findMany({ orderBy: { device: 'asc' } }),
         db.autolabelJob.findMany({ where: { state: 'queued' }, orderBy: { createdAt: 'asc' }, take: 200 }),
       ]);
-      const holderJobs = new Map((await db.autolabelJob.findMany({ where: { id: { in: slots.map((s) => s.holderId) } } })).map((j) => [j.id, j]));
+      const holderJobs = new Map(
+        (await db.autolabelJob.findMany({ where: { id: { in: slots.map((s) => s.holderId) } } })).map((j) => [
+          j.id,
+          j,
+        ]),
+      );
       const staleMs = config.autolabel.heartbeatTimeoutSeconds * 1000;
       const now = Date.now();
       const holders = slots.map((s) => {
@@ -39,7 +44,15 @@ export function createCloudRoutes(deps: AppDeps): RouteGroup {
         busy: holders.some((h) => !h.stale),
         holder: holders[0] ?? null,
         holders,
-        queue: queued.map((j, i) => ({ position: i + 1, kind: 'autolabel', job_id: j.id, session_id: j.sessionId, workflow_id: j.workflowId, mode: j.mode, queued_at: j.createdAt.toISOString() })),
+        queue: queued.map((j, i) => ({
+          position: i + 1,
+          kind: 'autolabel',
+          job_id: j.id,
+          session_id: j.sessionId,
+          workflow_id: j.workflowId,
+          mode: j.mode,
+          queued_at: j.createdAt.toISOString(),
+        })),
       };
     },
   );

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { FUSION_PATHS, fuseDetections, type DetectorPath, type FusionPath, type PathRun } from '../../../core/fusion';
+import {
+  FUSION_PATHS,
+  fuseDetections,
+  type DetectorPath,
+  type FusionPath,
+  type PathRun,
+} from '../../../core/fusion';
 import { iou } from '../../../core/pii/boxes';
 import { distanceToAutoAccept, isUncertain, resolvePolicy, routeObject } from '../../../core/routing';
 import { NotFoundError } from '../../../core/errors';
@@ -37,10 +43,16 @@ export const UncertaintyIn = z.strictObject({
 
 /** 404 unless the session exists: the fusion views answer for known sessions only. */
 export async function requireSession(db: AppDeps['db'], sessionId: string): Promise<void> {
-  if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) throw new NotFoundError(`no session ${sessionId}`);
+  if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } })))
+    throw new NotFoundError(`no session ${sessionId}`);
 }
 
-const toBox = (b: number[]) => ({ x1: Math.min(b[0]!, b[2]!), y1: Math.min(b[1]!, b[3]!), x2: Math.max(b[0]!, b[2]!), y2: Math.max(b[1]!, b[3]!) });
+const toBox = (b: number[]) => ({
+  x1: Math.min(b[0]!, b[2]!),
+  y1: Math.min(b[1]!, b[3]!),
+  x2: Math.max(b[0]!, b[2]!),
+  y2: Math.max(b[1]!, b[3]!),
+});
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /** The `fusion` group: consensus of an object's paths, and the uncertain subset under a policy (thresholds: thresholds.ts). */
@@ -50,7 +62,8 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/fusion/object/{object_id}/consensus',
       {
-        summary: "Re-fuses the given path detections with weighted box fusion and records the consensus (agreement, entropy) as the object's newest provenance",
+        summary:
+          "Re-fuses the given path detections with weighted box fusion and records the consensus (agreement, entropy) as the object's newest provenance",
         access: 'reviewer',
         body: { name: 'ConsensusIn', schema: ConsensusIn },
         statuses: { 404: 'no such object' },
@@ -62,7 +75,11 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
         // Verifier entries vote like a detector here: the caller gives each path's box and class.
         const byPath = new Map<FusionPath, z.infer<typeof Detection>[]>();
         for (const d of body.auto_paths) byPath.set(d.path, [...(byPath.get(d.path) ?? []), d]);
-        const runs: PathRun[] = [...byPath].map(([path, ds]) => ({ path: path as DetectorPath, status: 'ran', detections: ds.map((d) => ({ box: toBox(d.bbox), className: d.class_name, score: d.conf })) }));
+        const runs: PathRun[] = [...byPath].map(([path, ds]) => ({
+          path: path as DetectorPath,
+          status: 'ran',
+          detections: ds.map((d) => ({ box: toBox(d.bbox), className: d.class_name, score: d.conf })),
+        }));
         const target = toBox(body.fusion.bbox);
         const clusters = fuseDetections(runs, { iouThreshold: config.autolabel.fusionIou });
         const best = clusters.map((c) => ({ c, o: iou(c.box, target) })).sort((a, b) => b.o - a.o)[0];
@@ -89,11 +106,32 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
               rawConfidences: (matched?.rawConfidences ?? {}) as Prisma.InputJsonValue,
               agreement: consensus.agreement,
               entropy: consensus.entropy,
-              qualityFlags: ['consensus', ...(matched ? [] : ['no_path_matches_fusion']), ...(matched && !consensus.class_agrees ? ['class_disagreement'] : [])],
-              reasonerTrace: { consensus: { fusion: body.fusion, fusion_run_id: body.fusion_run_id, iou_with_fusion: consensus.iou_with_fusion } } as Prisma.InputJsonValue,
+              qualityFlags: [
+                'consensus',
+                ...(matched ? [] : ['no_path_matches_fusion']),
+                ...(matched && !consensus.class_agrees ? ['class_disagreement'] : []),
+              ],
+              reasonerTrace: {
+                consensus: {
+                  fusion: body.fusion,
+                  fusion_run_id: body.fusion_run_id,
+                  iou_with_fusion: consensus.iou_with_fusion,
+                },
+              } as Prisma.InputJsonValue,
             },
           });
-          await recordAudit(tx, { actorId: principal!.userId, action: 'object.consensus', subjectType: 'object', subjectId: id, detail: { agreement: consensus.agreement, entropy: consensus.entropy, fusion_run_id: body.fusion_run_id }, requestId: String(req.id) });
+          await recordAudit(tx, {
+            actorId: principal!.userId,
+            action: 'object.consensus',
+            subjectType: 'object',
+            subjectId: id,
+            detail: {
+              agreement: consensus.agreement,
+              entropy: consensus.entropy,
+              fusion_run_id: body.fusion_run_id,
+            },
+            requestId: String(req.id),
+          });
         });
         return consensus;
       },
@@ -101,7 +139,8 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/fusion/uncertainty',
       {
-        summary: "The uncertain subset of a session's machine objects under a policy (AgentPolicyIn; nulls take the defaults): what the verifier would be asked, closest calls first",
+        summary:
+          "The uncertain subset of a session's machine objects under a policy (AgentPolicyIn; nulls take the defaults): what the verifier would be asked, closest calls first",
         access: 'annotator',
         body: { name: 'UncertaintyIn', schema: UncertaintyIn },
         statuses: { 404: 'no such session' },
@@ -111,19 +150,48 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
         const policy = resolvePolicy(body.policy, await routingDefaults(db, config));
         const objects = await db.annoObject.findMany({
           where: { frame: { sessionId: body.session_id }, source: { in: [...MACHINE_SOURCE_SPELLINGS] } },
-          select: { id: true, frameId: true, conf: true, state: true, class: { select: { name: true } }, provenance: { orderBy: { createdAt: 'desc' }, take: 1 } },
+          select: {
+            id: true,
+            frameId: true,
+            conf: true,
+            state: true,
+            class: { select: { name: true } },
+            provenance: { orderBy: { createdAt: 'desc' }, take: 1 },
+          },
         });
         const rated = objects.flatMap((o) => {
           const p = o.provenance[0];
           const trace = (p?.reasonerTrace ?? {}) as { paths_ran?: unknown };
           const pathsRan = Array.isArray(trace.paths_ran) ? (trace.paths_ran as string[]) : [];
-          const r = { conf: o.conf ?? 0, agreement: num(p?.agreement) ?? 0, entropy: num(p?.entropy) ?? 0, pathsRan, className: o.class.name };
+          const r = {
+            conf: o.conf ?? 0,
+            agreement: num(p?.agreement) ?? 0,
+            entropy: num(p?.entropy) ?? 0,
+            pathsRan,
+            className: o.class.name,
+          };
           if (!isUncertain(r, policy)) return [];
-          const item = { object_id: o.id, frame_id: o.frameId, class_name: o.class.name, state: o.state, conf: r.conf, agreement: r.agreement, entropy: r.entropy, paths_ran: pathsRan, would_route: routeObject(r, policy) };
+          const item = {
+            object_id: o.id,
+            frame_id: o.frameId,
+            class_name: o.class.name,
+            state: o.state,
+            conf: r.conf,
+            agreement: r.agreement,
+            entropy: r.entropy,
+            paths_ran: pathsRan,
+            would_route: routeObject(r, policy),
+          };
           return [{ item, distance: distanceToAutoAccept(r, policy) }];
         });
         rated.sort((a, b) => a.distance - b.distance || a.item.object_id.localeCompare(b.item.object_id));
-        return { session_id: body.session_id, policy, considered: objects.length, uncertain: rated.length, objects: rated.slice(0, body.limit).map((r) => r.item) };
+        return {
+          session_id: body.session_id,
+          policy,
+          considered: objects.length,
+          uncertain: rated.length,
+          objects: rated.slice(0, body.limit).map((r) => r.item),
+        };
       },
     );
 }

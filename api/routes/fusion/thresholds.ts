@@ -1,15 +1,31 @@
 import { z } from 'zod';
 import { MIN_CONTROL_SAMPLE } from '../../../core/control';
 import { NotFoundError } from '../../../core/errors';
-import { activateThresholdFit, createThresholdFit, routingDefaults, thresholdFitOut } from '../../../activities/autolabel/threshold-fits';
+import {
+  activateThresholdFit,
+  createThresholdFit,
+  routingDefaults,
+  thresholdFitOut,
+} from '../../../activities/autolabel/threshold-fits';
 import type { AppDeps } from '../../deps';
 import { uuidParam } from '../../http/params';
 import { RouteGroup } from '../../http/route-group';
 
 /** Body of POST /api/fusion/thresholds/fit (the spec shows none; docs/autolabel.md). */
 export const ThresholdFitIn = z.strictObject({
-  target_precision: z.number().gt(0.5).lt(1).default(0.95).meta({ description: 'Laplace-smoothed precision the auto-accepts above a threshold must reach' }),
-  session_ids: z.array(z.uuid()).min(1).max(1000).nullable().default(null).meta({ description: "only these sessions' verdicts; null: all" }),
+  target_precision: z
+    .number()
+    .gt(0.5)
+    .lt(1)
+    .default(0.95)
+    .meta({ description: 'Laplace-smoothed precision the auto-accepts above a threshold must reach' }),
+  session_ids: z
+    .array(z.uuid())
+    .min(1)
+    .max(1000)
+    .nullable()
+    .default(null)
+    .meta({ description: "only these sessions' verdicts; null: all" }),
 });
 const ListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(20) });
 
@@ -22,14 +38,23 @@ export function createFusionThresholdRoutes(deps: AppDeps): RouteGroup {
   return new RouteGroup('fusion')
     .get(
       '/api/fusion/thresholds',
-      { summary: 'Threshold fits, newest first, with the active one and the routing defaults new auto-label jobs start from', access: 'annotator', query: ListQuery },
+      {
+        summary:
+          'Threshold fits, newest first, with the active one and the routing defaults new auto-label jobs start from',
+        access: 'annotator',
+        query: ListQuery,
+      },
       async ({ query }) => {
         const [fits, active, defaults] = await Promise.all([
           db.thresholdFit.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], take: query.limit }),
           db.thresholdFit.findFirst({ where: { active: true } }),
           routingDefaults(db, config),
         ]);
-        return { active: active ? thresholdFitOut(active) : null, routing_defaults: defaults, items: fits.map(thresholdFitOut) };
+        return {
+          active: active ? thresholdFitOut(active) : null,
+          routing_defaults: defaults,
+          items: fits.map(thresholdFitOut),
+        };
       },
     )
     .post(
@@ -41,7 +66,13 @@ export function createFusionThresholdRoutes(deps: AppDeps): RouteGroup {
         successStatus: 201,
       },
       async ({ body, principal, req, res }) => {
-        const fit = await createThresholdFit(db, { targetPrecision: body.target_precision, minSamples: MIN_CONTROL_SAMPLE, sessionIds: body.session_ids, actorId: principal!.userId, requestId: String(req.id) });
+        const fit = await createThresholdFit(db, {
+          targetPrecision: body.target_precision,
+          minSamples: MIN_CONTROL_SAMPLE,
+          sessionIds: body.session_ids,
+          actorId: principal!.userId,
+          requestId: String(req.id),
+        });
         res.setHeader('Location', `/api/fusion/thresholds/${fit.id}`);
         return thresholdFitOut(fit);
       },
@@ -59,12 +90,16 @@ export function createFusionThresholdRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/fusion/thresholds/{fit_id}/activate',
       {
-        summary: 'Makes this fit the active one: new auto-label jobs route with its thresholds (jobs already started keep theirs)',
+        summary:
+          'Makes this fit the active one: new auto-label jobs route with its thresholds (jobs already started keep theirs)',
         access: 'admin',
         statuses: { 404: 'no such fit', 409: 'the fit fitted no threshold' },
       },
       async ({ params, principal, req }) => {
-        const fit = await activateThresholdFit(db, uuidParam(params, 'fit_id'), { actorId: principal!.userId, requestId: String(req.id) });
+        const fit = await activateThresholdFit(db, uuidParam(params, 'fit_id'), {
+          actorId: principal!.userId,
+          requestId: String(req.id),
+        });
         return { ...thresholdFitOut(fit), routing_defaults: await routingDefaults(db, config) };
       },
     );

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { CONTROL_RATE, CONTROL_VERDICTS, isControlSample, MIN_CONTROL_SAMPLE, precisionReport } from '../../../core/control';
+import {
+  CONTROL_RATE,
+  CONTROL_VERDICTS,
+  isControlSample,
+  MIN_CONTROL_SAMPLE,
+  precisionReport,
+} from '../../../core/control';
 import { CRITIC_CHECKS } from '../../../core/critic';
 import { ConflictError, NotFoundError } from '../../../core/errors';
 import { MACHINE_SOURCE_SPELLINGS } from '../../../core/objects/sources';
@@ -12,8 +18,19 @@ import { RouteGroup } from '../../http/route-group';
 
 /** Bodies and queries of the control routes (the spec shows none; docs/autolabel.md). */
 export const ControlSeedIn = z.strictObject({
-  seed: z.number().int().min(0).max(2 ** 31 - 1).nullable().default(null).meta({ description: 'null: the deployment seed (APP_AUTOLABEL__CONTROL_SEED)' }),
-  session_id: z.uuid().nullable().default(null).meta({ description: 'only this session’s auto-accepts; null: all' }),
+  seed: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .nullable()
+    .default(null)
+    .meta({ description: 'null: the deployment seed (APP_AUTOLABEL__CONTROL_SEED)' }),
+  session_id: z
+    .uuid()
+    .nullable()
+    .default(null)
+    .meta({ description: 'only this session’s auto-accepts; null: all' }),
 });
 export const ControlVerdictIn = z.strictObject({
   verdict: z.enum(CONTROL_VERDICTS),
@@ -37,16 +54,44 @@ export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
   return new RouteGroup('govern')
     .get(
       '/api/govern/control/pending',
-      { summary: 'Controls awaiting a human verdict, oldest first, each with its auto-accepted object', access: 'reviewer', query: PendingQuery },
+      {
+        summary: 'Controls awaiting a human verdict, oldest first, each with its auto-accepted object',
+        access: 'reviewer',
+        query: PendingQuery,
+      },
       async ({ query }) => {
         const where = { verdict: null, ...(query.session_id ? { sessionId: query.session_id } : {}) };
-        const [total, samples] = await Promise.all([db.controlSample.count({ where }), db.controlSample.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], take: query.limit })]);
-        const objects = new Map((await db.annoObject.findMany({ where: { id: { in: samples.map((s) => s.objectId) } }, include: { class: { select: { name: true } } } })).map((o) => [o.id, o]));
+        const [total, samples] = await Promise.all([
+          db.controlSample.count({ where }),
+          db.controlSample.findMany({
+            where,
+            orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+            take: query.limit,
+          }),
+        ]);
+        const objects = new Map(
+          (
+            await db.annoObject.findMany({
+              where: { id: { in: samples.map((s) => s.objectId) } },
+              include: { class: { select: { name: true } } },
+            })
+          ).map((o) => [o.id, o]),
+        );
         return {
           total,
           items: samples.map((s) => {
             const o = objects.get(s.objectId);
-            return { sample_id: s.id, object_id: s.objectId, session_id: s.sessionId, seed: s.seed, class_name: s.className, conf: s.conf, checks: s.checks, created_at: s.createdAt.toISOString(), object: o ? objectOut(o) : null };
+            return {
+              sample_id: s.id,
+              object_id: s.objectId,
+              session_id: s.sessionId,
+              seed: s.seed,
+              class_name: s.className,
+              conf: s.conf,
+              checks: s.checks,
+              created_at: s.createdAt.toISOString(),
+              object: o ? objectOut(o) : null,
+            };
           }),
         };
       },
@@ -61,19 +106,58 @@ export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
       async ({ body, principal, req }) => {
         const seed = body.seed ?? config.autolabel.controlSeed;
         const candidates = await db.annoObject.findMany({
-          where: { state: 'auto_accept', source: { in: [...MACHINE_SOURCE_SPELLINGS] }, ...(body.session_id ? { frame: { sessionId: body.session_id } } : {}) },
-          select: { id: true, idemKey: true, conf: true, jobId: true, class: { select: { name: true } }, frame: { select: { sessionId: true } }, provenance: { orderBy: { createdAt: 'desc' }, take: 1, select: { reasonerTrace: true } } },
+          where: {
+            state: 'auto_accept',
+            source: { in: [...MACHINE_SOURCE_SPELLINGS] },
+            ...(body.session_id ? { frame: { sessionId: body.session_id } } : {}),
+          },
+          select: {
+            id: true,
+            idemKey: true,
+            conf: true,
+            jobId: true,
+            class: { select: { name: true } },
+            frame: { select: { sessionId: true } },
+            provenance: { orderBy: { createdAt: 'desc' }, take: 1, select: { reasonerTrace: true } },
+          },
         });
         const picked = candidates.filter((o) => isControlSample(seed, o.idemKey ?? o.id));
         const created = await db.$transaction(async (tx) => {
           const { count } = await tx.controlSample.createMany({
-            data: picked.map((o) => ({ objectId: o.id, sessionId: o.frame.sessionId, seed, className: o.class.name, conf: o.conf, checks: checksRan(o.provenance[0]?.reasonerTrace), jobId: o.jobId && /^[0-9a-f-]{36}$/.test(o.jobId) ? o.jobId : null })),
+            data: picked.map((o) => ({
+              objectId: o.id,
+              sessionId: o.frame.sessionId,
+              seed,
+              className: o.class.name,
+              conf: o.conf,
+              checks: checksRan(o.provenance[0]?.reasonerTrace),
+              jobId: o.jobId && /^[0-9a-f-]{36}$/.test(o.jobId) ? o.jobId : null,
+            })),
             skipDuplicates: true,
           });
-          await recordAudit(tx, { actorId: principal!.userId, action: 'control.seeded', subjectType: 'control_sample', detail: { seed, session_id: body.session_id, considered: candidates.length, selected: picked.length, created: count }, requestId: String(req.id) });
+          await recordAudit(tx, {
+            actorId: principal!.userId,
+            action: 'control.seeded',
+            subjectType: 'control_sample',
+            detail: {
+              seed,
+              session_id: body.session_id,
+              considered: candidates.length,
+              selected: picked.length,
+              created: count,
+            },
+            requestId: String(req.id),
+          });
           return count;
         });
-        return { seed, rate: CONTROL_RATE, considered: candidates.length, selected: picked.length, created, already_controlled: picked.length - created };
+        return {
+          seed,
+          rate: CONTROL_RATE,
+          considered: candidates.length,
+          selected: picked.length,
+          created,
+          already_controlled: picked.length - created,
+        };
       },
     )
     .post(
@@ -89,23 +173,68 @@ export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
         return db.$transaction(async (tx) => {
           const sample = await tx.controlSample.findUnique({ where: { id } });
           if (!sample) throw new NotFoundError(`no control sample ${id}`);
-          const { count } = await tx.controlSample.updateMany({ where: { id, verdict: null }, data: { verdict: body.verdict, note: body.note, reviewerId: principal!.userId, verdictAt: new Date() } });
-          if (count === 0) throw new ConflictError(`control sample ${id} already has the verdict ${sample.verdict}`);
+          const { count } = await tx.controlSample.updateMany({
+            where: { id, verdict: null },
+            data: {
+              verdict: body.verdict,
+              note: body.note,
+              reviewerId: principal!.userId,
+              verdictAt: new Date(),
+            },
+          });
+          if (count === 0)
+            throw new ConflictError(`control sample ${id} already has the verdict ${sample.verdict}`);
           // A wrong auto-accept must not stay accepted: it goes to review like a critic veto would send it.
-          const demoted = body.verdict === 'correct' ? 0 : (await tx.annoObject.updateMany({ where: { id: sample.objectId, state: 'auto_accept' }, data: { state: 'review', version: { increment: 1 } } })).count;
-          await recordAudit(tx, { actorId: principal!.userId, action: 'control.verdict', subjectType: 'control_sample', subjectId: id, detail: { object_id: sample.objectId, verdict: body.verdict, object_demoted: demoted === 1 }, requestId: String(req.id) });
+          const demoted =
+            body.verdict === 'correct'
+              ? 0
+              : (
+                  await tx.annoObject.updateMany({
+                    where: { id: sample.objectId, state: 'auto_accept' },
+                    data: { state: 'review', version: { increment: 1 } },
+                  })
+                ).count;
+          await recordAudit(tx, {
+            actorId: principal!.userId,
+            action: 'control.verdict',
+            subjectType: 'control_sample',
+            subjectId: id,
+            detail: { object_id: sample.objectId, verdict: body.verdict, object_demoted: demoted === 1 },
+            requestId: String(req.id),
+          });
           const after = await tx.controlSample.findUniqueOrThrow({ where: { id } });
-          return { sample_id: id, object_id: after.objectId, verdict: after.verdict, note: after.note, reviewer_id: after.reviewerId, verdict_at: after.verdictAt!.toISOString(), object_demoted_to_review: demoted === 1 };
+          return {
+            sample_id: id,
+            object_id: after.objectId,
+            verdict: after.verdict,
+            note: after.note,
+            reviewer_id: after.reviewerId,
+            verdict_at: after.verdictAt!.toISOString(),
+            object_demoted_to_review: demoted === 1,
+          };
         });
       },
     )
     .get(
       '/api/govern/control/precision',
-      { summary: `Measured auto-accept precision from the control sample: Laplace-smoothed, from ${MIN_CONTROL_SAMPLE} reviewed controls per check; "not yet measurable" before`, access: 'annotator', query: PrecisionQuery },
+      {
+        summary: `Measured auto-accept precision from the control sample: Laplace-smoothed, from ${MIN_CONTROL_SAMPLE} reviewed controls per check; "not yet measurable" before`,
+        access: 'annotator',
+        query: PrecisionQuery,
+      },
       async ({ query }) => {
-        const samples = await db.controlSample.findMany({ where: query.session_id ? { sessionId: query.session_id } : {}, select: { verdict: true, checks: true } });
+        const samples = await db.controlSample.findMany({
+          where: query.session_id ? { sessionId: query.session_id } : {},
+          select: { verdict: true, checks: true },
+        });
         const report = precisionReport(samples, CRITIC_CHECKS);
-        return { control_rate: CONTROL_RATE, min_sample: MIN_CONTROL_SAMPLE, smoothing: 'laplace', session_id: query.session_id ?? null, ...report };
+        return {
+          control_rate: CONTROL_RATE,
+          min_sample: MIN_CONTROL_SAMPLE,
+          smoothing: 'laplace',
+          session_id: query.session_id ?? null,
+          ...report,
+        };
       },
     );
 }

@@ -14,7 +14,10 @@ async function timed(probe: () => Promise<unknown>): Promise<Check> {
     await Promise.race([
       probe(),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
+          CHECK_TIMEOUT_MS,
+        );
       }),
     ]);
     return { ok: true, latency_ms: Math.round(performance.now() - started) };
@@ -31,15 +34,20 @@ export function createHealthRoutes(deps: AppDeps): RouteGroup {
     res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
   };
   return new RouteGroup('untagged')
-    .get('/api/health', { summary: 'Liveness: always 200 while the process serves', access: 'public' }, () => ({
-      status: 'ok',
-      uptime_s: Math.round((Date.now() - deps.startedAt.getTime()) / 1000),
-      env: deps.config.env,
-    }))
+    .get(
+      '/api/health',
+      { summary: 'Liveness: always 200 while the process serves', access: 'public' },
+      () => ({
+        status: 'ok',
+        uptime_s: Math.round((Date.now() - deps.startedAt.getTime()) / 1000),
+        env: deps.config.env,
+      }),
+    )
     .get(
       '/api/readyz',
       {
-        summary: 'Readiness: 200 only when PostgreSQL, Temporal and MinIO each answer; 503 names the failing ones',
+        summary:
+          'Readiness: 200 only when PostgreSQL, Temporal and MinIO each answer; 503 names the failing ones',
         access: 'public',
         statuses: { 503: 'a dependency does not answer' },
       },
@@ -50,7 +58,9 @@ export function createHealthRoutes(deps: AppDeps): RouteGroup {
           timed(() => deps.storage.ping()),
         ]);
         const checks = { database, temporal, storage };
-        const failing = Object.entries(checks).filter(([, c]) => !c.ok).map(([name]) => name);
+        const failing = Object.entries(checks)
+          .filter(([, c]) => !c.ok)
+          .map(([name]) => name);
         if (failing.length === 0) return { status: 'ready', checks };
         sendProblem(res, {
           status: 503,
@@ -62,6 +72,14 @@ export function createHealthRoutes(deps: AppDeps): RouteGroup {
         return undefined;
       },
     )
-    .get('/api/metrics', { summary: 'Prometheus metrics of this API process', access: 'annotator' }, metricsHandler)
-    .get('/metrics', { summary: 'Prometheus metrics of this API process (conventional path)', access: 'annotator' }, metricsHandler);
+    .get(
+      '/api/metrics',
+      { summary: 'Prometheus metrics of this API process', access: 'annotator' },
+      metricsHandler,
+    )
+    .get(
+      '/metrics',
+      { summary: 'Prometheus metrics of this API process (conventional path)', access: 'annotator' },
+      metricsHandler,
+    );
 }

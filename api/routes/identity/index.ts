@@ -14,7 +14,8 @@ export function createIdentityRoutes(deps: AppDeps): RouteGroup {
   return new RouteGroup('identity').post(
     '/api/auth/login',
     {
-      summary: 'Sign in with e-mail and password; rate-limited per client address and e-mail across all API processes',
+      summary:
+        'Sign in with e-mail and password; rate-limited per client address and e-mail across all API processes',
       access: 'public',
       body: { name: 'LoginIn', schema: LoginIn },
       statuses: { 401: 'wrong e-mail or password', 429: 'too many attempts' },
@@ -26,7 +27,13 @@ export function createIdentityRoutes(deps: AppDeps): RouteGroup {
       if (!user || !ok || user.disabledAt) {
         throw new NotAuthenticatedError('wrong e-mail or password');
       }
-      await recordAudit(deps.db, { actorId: user.id, action: 'user.login', subjectType: 'user', subjectId: user.id, requestId: String(req.id) });
+      await recordAudit(deps.db, {
+        actorId: user.id,
+        action: 'user.login',
+        subjectType: 'user',
+        subjectId: user.id,
+        requestId: String(req.id),
+      });
       return { ...tokenOut(await deps.tokens.issue(user.id, user.tokenVersion)), user: userOut(user) };
     },
   );

@@ -9,15 +9,10 @@ export const DRIVE_KINDS = ['video', 'bag', 'frames'] as const;
 export const IngestIn = z
   .strictObject({
     upload_id: z.uuid().optional().meta({ description: 'A completed upload (upload routes).' }),
-    path: z
-      .string()
-      .min(1)
-      .max(4096)
-      .optional()
-      .meta({
-        description:
-          'Admin only: an absolute server path (file, or folder of frames) inside APP_INGEST__ALLOWED_ROOTS.',
-      }),
+    path: z.string().min(1).max(4096).optional().meta({
+      description:
+        'Admin only: an absolute server path (file, or folder of frames) inside APP_INGEST__ALLOWED_ROOTS.',
+    }),
     kind: z
       .enum(DRIVE_KINDS)
       .meta({ description: 'video file; bag (ROS 1 .bag or MCAP); frames (a zip or a folder of images).' }),
@@ -36,15 +31,10 @@ export const IngestIn = z
       .max(256)
       .optional()
       .meta({ description: 'Bags only: the image topic; needed when the bag has several.' }),
-    frame_rate: z
-      .number()
-      .positive()
-      .max(1000)
-      .optional()
-      .meta({
-        description:
-          'Frames only: the rate the frames were captured at (default: ingest.target_fps, every frame taken).',
-      }),
+    frame_rate: z.number().positive().max(1000).optional().meta({
+      description:
+        'Frames only: the rate the frames were captured at (default: ingest.target_fps, every frame taken).',
+    }),
   })
   .superRefine((b, ctx) => {
     if ((b.upload_id === undefined) === (b.path === undefined))

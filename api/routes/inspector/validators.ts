@@ -3,7 +3,11 @@ import { booleanParam, limitParam } from '../session-health/reads';
 
 /** A health row of a writer other than the inspector (an external indexer, a lidar checker...). */
 export const HealthRowIn = z.strictObject({
-  indexer_version: z.string().trim().regex(/^[A-Za-z0-9._-]+@[A-Za-z0-9._-]+$/, 'name@version, e.g. lidar-indexer@3').max(64),
+  indexer_version: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._-]+@[A-Za-z0-9._-]+$/, 'name@version, e.g. lidar-indexer@3')
+    .max(64),
   passed: z.boolean(),
   score: z.number().min(0).max(1),
   checks: z.record(z.string(), z.unknown()).default({}),
@@ -14,7 +18,9 @@ export const MAX_LAYOUT_BYTES = 64 * 1024;
 
 export const LayoutIn = z.strictObject({
   name: z.string().trim().min(1).max(100),
-  layout: z.record(z.string(), z.unknown()).refine((l) => JSON.stringify(l).length <= MAX_LAYOUT_BYTES, `at most ${MAX_LAYOUT_BYTES} bytes as JSON`),
+  layout: z
+    .record(z.string(), z.unknown())
+    .refine((l) => JSON.stringify(l).length <= MAX_LAYOUT_BYTES, `at most ${MAX_LAYOUT_BYTES} bytes as JSON`),
 });
 
 export const InspectorSessionsQuery = z.strictObject({

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { addClass, mergeClasses, ontologyOut, renameClass, retireClass, revertRun, runOut } from '../../../activities/annotations/ontology';
+import {
+  addClass,
+  mergeClasses,
+  ontologyOut,
+  renameClass,
+  retireClass,
+  revertRun,
+  runOut,
+} from '../../../activities/annotations/ontology';
 import { L0_VALUES } from '../../../core/ontology/classes';
 import { CLASS_NAME_PATTERN } from '../../../core/ontology/rules';
 import type { AppDeps } from '../../deps';
@@ -7,7 +15,9 @@ import { uuidParam } from '../../http/params';
 import { RouteGroup } from '../../http/route-group';
 import { actorOf } from '../objects';
 
-const className = z.string().regex(CLASS_NAME_PATTERN, 'lower snake case, 1–64 characters, starting with a letter');
+const className = z
+  .string()
+  .regex(CLASS_NAME_PATTERN, 'lower snake case, 1–64 characters, starting with a letter');
 
 export const OntologyClassIn = z.strictObject({
   name: className,
@@ -17,17 +27,34 @@ export const OntologyClassIn = z.strictObject({
   parent: className.nullable().default(null),
 });
 export const OntologyRenameIn = z.strictObject({ from: className, to: className });
-export const OntologyMergeIn = z.strictObject({ sources: z.array(className).min(1).max(50), into: className });
+export const OntologyMergeIn = z.strictObject({
+  sources: z.array(className).min(1).max(50),
+  into: className,
+});
 export const OntologyRetireIn = z.strictObject({ name: className });
 
 /** The ontology routes of the `meta` group (docs/annotations.md). */
 export function createOntologyRoutes(deps: AppDeps): RouteGroup {
   const { db } = deps;
   return new RouteGroup('meta')
-    .get('/api/ontology', { summary: 'The ontology: classes with l0/l1, india flag, parent relation, sources, aliases and the safety set', access: 'annotator' }, () => ontologyOut(db))
+    .get(
+      '/api/ontology',
+      {
+        summary:
+          'The ontology: classes with l0/l1, india flag, parent relation, sources, aliases and the safety set',
+        access: 'annotator',
+      },
+      () => ontologyOut(db),
+    )
     .post(
       '/api/ontology/classes',
-      { summary: 'Add a class', access: 'admin', body: { name: 'OntologyClassIn', schema: OntologyClassIn }, successStatus: 201, statuses: { 409: 'name taken' } },
+      {
+        summary: 'Add a class',
+        access: 'admin',
+        body: { name: 'OntologyClassIn', schema: OntologyClassIn },
+        successStatus: 201,
+        statuses: { 409: 'name taken' },
+      },
       async ({ body, principal, req }) => {
         const c = await addClass(db, body, actorOf(principal, req));
         return { id: c.id, name: c.name, l0: c.l0, l1: c.l1, india: c.india, parent_id: c.parentId };
@@ -35,12 +62,23 @@ export function createOntologyRoutes(deps: AppDeps): RouteGroup {
     )
     .post(
       '/api/ontology/classes/rename',
-      { summary: 'Rename a class (revertible run; the old name stays an alias)', access: 'admin', body: { name: 'OntologyRenameIn', schema: OntologyRenameIn }, statuses: { 404: 'no such class', 409: 'name taken' } },
-      async ({ body, principal, req }) => runOut(await renameClass(db, body.from, body.to, actorOf(principal, req)), 0),
+      {
+        summary: 'Rename a class (revertible run; the old name stays an alias)',
+        access: 'admin',
+        body: { name: 'OntologyRenameIn', schema: OntologyRenameIn },
+        statuses: { 404: 'no such class', 409: 'name taken' },
+      },
+      async ({ body, principal, req }) =>
+        runOut(await renameClass(db, body.from, body.to, actorOf(principal, req)), 0),
     )
     .post(
       '/api/ontology/classes/merge',
-      { summary: 'Merge classes into one, rewriting their objects in one revertible run', access: 'admin', body: { name: 'OntologyMergeIn', schema: OntologyMergeIn }, statuses: { 404: 'no such class' } },
+      {
+        summary: 'Merge classes into one, rewriting their objects in one revertible run',
+        access: 'admin',
+        body: { name: 'OntologyMergeIn', schema: OntologyMergeIn },
+        statuses: { 404: 'no such class' },
+      },
       async ({ body, principal, req }) => {
         const run = await mergeClasses(db, body.sources, body.into, actorOf(principal, req));
         return runOut(run, run.changes.length);
@@ -48,7 +86,12 @@ export function createOntologyRoutes(deps: AppDeps): RouteGroup {
     )
     .post(
       '/api/ontology/classes/retire',
-      { summary: 'Retire a class: no new objects may use it; existing ones keep it', access: 'admin', body: { name: 'OntologyRetireIn', schema: OntologyRetireIn }, statuses: { 404: 'no such class' } },
+      {
+        summary: 'Retire a class: no new objects may use it; existing ones keep it',
+        access: 'admin',
+        body: { name: 'OntologyRetireIn', schema: OntologyRetireIn },
+        statuses: { 404: 'no such class' },
+      },
       async ({ body, principal, req }) => {
         const c = await retireClass(db, body.name, actorOf(principal, req));
         return { id: c.id, name: c.name, retired: true };
@@ -56,7 +99,12 @@ export function createOntologyRoutes(deps: AppDeps): RouteGroup {
     )
     .post(
       '/api/ontology/merges/{run_id}/revert',
-      { summary: 'Revert a rename or merge run; objects changed since are skipped and listed', access: 'admin', statuses: { 404: 'no such run', 409: 'already reverted' } },
-      async ({ params, principal, req }) => revertRun(db, uuidParam(params, 'run_id'), actorOf(principal, req)),
+      {
+        summary: 'Revert a rename or merge run; objects changed since are skipped and listed',
+        access: 'admin',
+        statuses: { 404: 'no such run', 409: 'already reverted' },
+      },
+      async ({ params, principal, req }) =>
+        revertRun(db, uuidParam(params, 'run_id'), actorOf(principal, req)),
     );
 }

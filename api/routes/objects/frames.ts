@@ -43,36 +43,64 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
   };
 
   return new RouteGroup('objects')
-    .get('/api/frames/{frame_id}', { summary: 'One frame: its place in the session, size, context and PII audit', access: 'annotator', statuses: { 404: 'no such frame' } }, async ({ params }) => {
-      const frame = await findFrame(params);
-      const audit = frame.piiAudit;
-      return {
-        ...frameOut(frame),
-        pii: audit ? { examined: audit.examined, n_faces: audit.nFaces, n_plates: audit.nPlates, regions: audit.regions } : null,
-      };
-    })
+    .get(
+      '/api/frames/{frame_id}',
+      {
+        summary: 'One frame: its place in the session, size, context and PII audit',
+        access: 'annotator',
+        statuses: { 404: 'no such frame' },
+      },
+      async ({ params }) => {
+        const frame = await findFrame(params);
+        const audit = frame.piiAudit;
+        return {
+          ...frameOut(frame),
+          pii: audit
+            ? {
+                examined: audit.examined,
+                n_faces: audit.nFaces,
+                n_plates: audit.nPlates,
+                regions: audit.regions,
+              }
+            : null,
+        };
+      },
+    )
     .get(
       '/api/frames/{frame_id}/image',
       {
         summary: `The frame's JPEG: the redacted copy by default; ?variant=original for ${ORIGINAL_IMAGE_ROLE} and admin only. ETag/Last-Modified revalidation and single byte ranges (206/416)`,
         access: 'annotator',
         query: ImageQuery,
-        statuses: { 403: 'the original asked for by a role that sees only redacted frames', 404: 'no such frame, or its image is gone from storage', 409: 'no redacted copy yet; a redacted frame is never substituted by the original', 416: 'range not satisfiable' },
+        statuses: {
+          403: 'the original asked for by a role that sees only redacted frames',
+          404: 'no such frame, or its image is gone from storage',
+          409: 'no redacted copy yet; a redacted frame is never substituted by the original',
+          416: 'range not satisfiable',
+        },
       },
       async ({ req, res, params, query, principal }) => {
         const frame = await findFrame(params);
         if (query.variant === 'original' && !roleAtLeast(principal!.role, ORIGINAL_IMAGE_ROLE)) {
-          throw new NotAllowedError(`a ${principal!.role} is served only redacted frames; originals need the ${ORIGINAL_IMAGE_ROLE} role`);
+          throw new NotAllowedError(
+            `a ${principal!.role} is served only redacted frames; originals need the ${ORIGINAL_IMAGE_ROLE} role`,
+          );
         }
         const uri = query.variant === 'original' ? frame.uri : frame.redactedUri;
-        if (!uri) throw new ConflictError(`frame ${frame.id} has no redacted copy yet (the PII pass has not finished); it is not served until it has one`);
+        if (!uri)
+          throw new ConflictError(
+            `frame ${frame.id} has no redacted copy yet (the PII pass has not finished); it is not served until it has one`,
+          );
         const at = objectLocation(storage, uri, query.variant === 'original' ? 'frames' : 'redacted');
 
         let stat;
         try {
           stat = await storage.client.statObject(at.bucket, at.key);
         } catch (err) {
-          if (isMissingObject(err)) throw new NotFoundError(`frame ${frame.id}'s ${query.variant} image is missing from object storage`);
+          if (isMissingObject(err))
+            throw new NotFoundError(
+              `frame ${frame.id}'s ${query.variant} image is missing from object storage`,
+            );
           throw err;
         }
         // The variant is part of the tag: the two copies of one frame are different representations.
@@ -89,18 +117,31 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
 
         const size = stat.size;
         const ifRange = req.get('if-range');
-        const rangeApplies = req.get('range') !== undefined && (ifRange === undefined || ifRange === etag || ifRange === stat.lastModified.toUTCString());
+        const rangeApplies =
+          req.get('range') !== undefined &&
+          (ifRange === undefined || ifRange === etag || ifRange === stat.lastModified.toUTCString());
         const ranges = rangeApplies ? req.range(size, { combine: true }) : undefined;
         if (ranges === -1) {
           res.setHeader('Content-Range', `bytes */${size}`);
-          sendProblem(res, { status: 416, title: 'Range Not Satisfiable', type: 'urn:drivelab:problem:range-not-satisfiable', detail: `the image has ${size} bytes; no part of the requested range lies inside it` });
+          sendProblem(res, {
+            status: 416,
+            title: 'Range Not Satisfiable',
+            type: 'urn:drivelab:problem:range-not-satisfiable',
+            detail: `the image has ${size} bytes; no part of the requested range lies inside it`,
+          });
           return undefined;
         }
         res.type((stat.metaData?.['content-type'] as string | undefined) ?? 'image/jpeg');
         // A malformed Range (-2) or several disjoint ranges are answered with the whole image, as RFC 9110 allows.
-        const single = Array.isArray(ranges) && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0]! : undefined;
+        const single =
+          Array.isArray(ranges) && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0]! : undefined;
         const body = single
-          ? await storage.client.getPartialObject(at.bucket, at.key, single.start, single.end - single.start + 1)
+          ? await storage.client.getPartialObject(
+              at.bucket,
+              at.key,
+              single.start,
+              single.end - single.start + 1,
+            )
           : await storage.client.getObject(at.bucket, at.key);
         if (single) {
           res.status(206);

@@ -1,6 +1,15 @@
 import type { Request } from 'express';
 import { createMaskStore } from '../../../activities/annotations/masks';
-import { createObject, deleteObject, getFrame, getObject, listFrameObjectsJson, objectOut, replaceMask, type Actor } from '../../../activities/annotations/objects';
+import {
+  createObject,
+  deleteObject,
+  getFrame,
+  getObject,
+  listFrameObjectsJson,
+  objectOut,
+  replaceMask,
+  type Actor,
+} from '../../../activities/annotations/objects';
 import { cropJpeg, cropSheet, loadFrameImage } from '../../../activities/annotations/crops';
 import { createBoxClassifier } from '../../../activities/detect/box-classifier';
 import { clipBox } from '../../../core/geometry';
@@ -29,57 +38,101 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/objects/classify',
       {
-        summary: 'Suggest ontology classes for a box drawn on a frame, from the closed-set detector run on the box region',
+        summary:
+          'Suggest ontology classes for a box drawn on a frame, from the closed-set detector run on the box region',
         access: 'annotator',
         body: { name: 'ClassifyIn', schema: ClassifyIn },
-        statuses: { 404: 'no such frame, or its image is missing', 503: 'the closed-set detector model is missing or does not fit' },
+        statuses: {
+          404: 'no such frame, or its image is missing',
+          503: 'the closed-set detector model is missing or does not fit',
+        },
       },
       async ({ body }) => {
         const frame = await getFrame(db, body.frame_id);
         const [x1, y1, x2, y2] = clipBox(body.box, frame, 'body.box').box;
         const image = await loadFrameImage(storage, frame);
         const { model, candidates } = await classifier.classify(image, { x1, y1, x2, y2 });
-        const classes = await db.ontologyClass.findMany({ where: { name: { in: candidates.map((c) => c.className) } } });
+        const classes = await db.ontologyClass.findMany({
+          where: { name: { in: candidates.map((c) => c.className) } },
+        });
         const idOf = new Map(classes.map((c) => [c.name, c.id]));
         return {
           frame_id: frame.id,
           box: [x1, y1, x2, y2],
           model,
-          candidates: candidates.map((c) => ({ class_id: idOf.get(c.className) ?? null, class_name: c.className, score: c.score, iou: c.iou })),
+          candidates: candidates.map((c) => ({
+            class_id: idOf.get(c.className) ?? null,
+            class_name: c.className,
+            score: c.score,
+            iou: c.iou,
+          })),
         };
       },
     )
     .post(
       '/api/frames/{frame_id}/objects',
       {
-        summary: "Create an object of any shape on a frame; state defaults to accepted and is clamped by the caller's role",
+        summary:
+          "Create an object of any shape on a frame; state defaults to accepted and is clamped by the caller's role",
         access: 'annotator',
         body: { name: 'CreateObjectIn', schema: CreateObjectIn },
         successStatus: 201,
-        statuses: { 400: 'state outside the allowed list', 404: 'no such frame', 409: 'idem_key used on another frame' },
+        statuses: {
+          400: 'state outside the allowed list',
+          404: 'no such frame',
+          409: 'idem_key used on another frame',
+        },
       },
       async ({ params, body, principal, req, res }) => {
         const frameId = uuidParam(params, 'frame_id');
         const created = await createObject(db, masks, frameId, body, actorOf(principal, req));
         if (created.replayed) res.setHeader('Idempotent-Replayed', 'true');
-        return { ...objectOut(created.object), state_requested: created.stateRequested, clipped: created.clipped };
+        return {
+          ...objectOut(created.object),
+          state_requested: created.stateRequested,
+          clipped: created.clipped,
+        };
       },
     )
-    .get('/api/frames/{frame_id}/objects', { summary: "A frame's objects, every shape, oldest first", access: 'annotator', statuses: { 404: 'no such frame' } }, async ({ params, res }) => {
-      const { json, count } = await listFrameObjectsJson(db, uuidParam(params, 'frame_id'));
-      res.type('application/json').send(`{"items":${json},"count":${count}}`);
-      return undefined;
-    })
-    .get('/api/objects/{object_id}', { summary: 'One object, with its mask polygons read from the object store', access: 'annotator', statuses: { 404: 'no such object' } }, async ({ params }) => {
-      const o = await getObject(db, uuidParam(params, 'object_id'));
-      const mask = o.maskUri ? await masks.read(o.maskUri) : null;
-      return { ...objectOut(o), mask_polygons: mask?.polygons ?? null };
-    })
-    .delete('/api/objects/{object_id}', { summary: 'Delete an object and its mask blob (hard delete)', access: 'reviewer', statuses: { 404: 'no such object' } }, async ({ params, principal, req }) => {
-      const id = uuidParam(params, 'object_id');
-      await deleteObject(db, masks, id, actorOf(principal, req));
-      return { id, deleted: true };
-    })
+    .get(
+      '/api/frames/{frame_id}/objects',
+      {
+        summary: "A frame's objects, every shape, oldest first",
+        access: 'annotator',
+        statuses: { 404: 'no such frame' },
+      },
+      async ({ params, res }) => {
+        const { json, count } = await listFrameObjectsJson(db, uuidParam(params, 'frame_id'));
+        res.type('application/json').send(`{"items":${json},"count":${count}}`);
+        return undefined;
+      },
+    )
+    .get(
+      '/api/objects/{object_id}',
+      {
+        summary: 'One object, with its mask polygons read from the object store',
+        access: 'annotator',
+        statuses: { 404: 'no such object' },
+      },
+      async ({ params }) => {
+        const o = await getObject(db, uuidParam(params, 'object_id'));
+        const mask = o.maskUri ? await masks.read(o.maskUri) : null;
+        return { ...objectOut(o), mask_polygons: mask?.polygons ?? null };
+      },
+    )
+    .delete(
+      '/api/objects/{object_id}',
+      {
+        summary: 'Delete an object and its mask blob (hard delete)',
+        access: 'reviewer',
+        statuses: { 404: 'no such object' },
+      },
+      async ({ params, principal, req }) => {
+        const id = uuidParam(params, 'object_id');
+        await deleteObject(db, masks, id, actorOf(principal, req));
+        return { id, deleted: true };
+      },
+    )
     .put(
       '/api/objects/{object_id}/mask',
       {
@@ -89,26 +142,60 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         statuses: { 404: 'no such object', 409: 'expected_version mismatch' },
       },
       async ({ params, body, principal, req }) => {
-        const o = await replaceMask(db, masks, uuidParam(params, 'object_id'), body.polygons, body.expected_version, { ...actorOf(principal, req), reviewer: principal!.email });
+        const o = await replaceMask(
+          db,
+          masks,
+          uuidParam(params, 'object_id'),
+          body.polygons,
+          body.expected_version,
+          { ...actorOf(principal, req), reviewer: principal!.email },
+        );
         return { ...objectOut(o), mask_polygons: (await masks.read(o.maskUri!)).polygons };
       },
     )
-    .get('/api/objects/{object_id}/crop', { summary: "The object's padded crop as JPEG (from the redacted frame when there is one)", access: 'annotator', query: CropQuery, statuses: { 404: 'no such object or frame image' } }, async ({ params, query, res }) => {
-      const o = await getObject(db, uuidParam(params, 'object_id'));
-      const frame = await getFrame(db, o.frameId);
-      const jpeg = await cropJpeg(await loadFrameImage(storage, frame), frame, o.bbox, query.pad, query.size ?? null);
-      res.type('image/jpeg').send(jpeg);
-      return undefined;
-    })
+    .get(
+      '/api/objects/{object_id}/crop',
+      {
+        summary: "The object's padded crop as JPEG (from the redacted frame when there is one)",
+        access: 'annotator',
+        query: CropQuery,
+        statuses: { 404: 'no such object or frame image' },
+      },
+      async ({ params, query, res }) => {
+        const o = await getObject(db, uuidParam(params, 'object_id'));
+        const frame = await getFrame(db, o.frameId);
+        const jpeg = await cropJpeg(
+          await loadFrameImage(storage, frame),
+          frame,
+          o.bbox,
+          query.pad,
+          query.size ?? null,
+        );
+        res.type('image/jpeg').send(jpeg);
+        return undefined;
+      },
+    )
     .post(
       '/api/objects/crops',
-      { summary: 'A crop sheet: the objects\' crops in a grid, row-major in the order given', access: 'annotator', body: { name: 'CropSheetIn', schema: CropSheetIn }, statuses: { 404: 'an object does not exist' } },
+      {
+        summary: "A crop sheet: the objects' crops in a grid, row-major in the order given",
+        access: 'annotator',
+        body: { name: 'CropSheetIn', schema: CropSheetIn },
+        statuses: { 404: 'an object does not exist' },
+      },
       async ({ body, res }) => {
-        const objects = await db.annoObject.findMany({ where: { id: { in: body.object_ids } }, include: { frame: true } });
+        const objects = await db.annoObject.findMany({
+          where: { id: { in: body.object_ids } },
+          include: { frame: true },
+        });
         const byId = new Map(objects.map((o) => [o.id, o]));
         const missing = body.object_ids.filter((id) => !byId.has(id));
         if (missing.length) throw new NotFoundError(`${missing.length} object(s) do not exist`, { missing });
-        const sheet = await cropSheet(storage, body.object_ids.map((id) => ({ frame: byId.get(id)!.frame, box: byId.get(id)!.bbox })), body);
+        const sheet = await cropSheet(
+          storage,
+          body.object_ids.map((id) => ({ frame: byId.get(id)!.frame, box: byId.get(id)!.bbox })),
+          body,
+        );
         res.setHeader('X-Crop-Grid', `${sheet.cols}x${sheet.rows}`);
         res.type('image/jpeg').send(sheet.jpeg);
         return undefined;

@@ -16,13 +16,22 @@ export const Cuboid3D = z.strictObject({
 
 export const CreateObjectIn = z.strictObject({
   class_name: z.string().min(1).max(128),
-  bbox: z.array(z.number()).length(4).meta({ description: '[x1, y1, x2, y2] in frame pixels; with rot_deg, the box before rotation' }),
+  bbox: z
+    .array(z.number())
+    .length(4)
+    .meta({ description: '[x1, y1, x2, y2] in frame pixels; with rot_deg, the box before rotation' }),
   attrs: z.record(z.string(), z.unknown()).default({}),
   cuboid_3d: Cuboid3D.nullable().default(null),
   idem_key: z.string().min(1).max(200).nullable().default(null),
   job_id: z.string().min(1).max(200).nullable().default(null),
-  keypoints: z.record(z.string().min(1).max(64), z.array(z.number()).min(2).max(3)).nullable().default(null)
-    .refine((k) => !k || Object.keys(k).length <= SHAPE_LIMITS.keypoints, `at most ${SHAPE_LIMITS.keypoints} keypoints`),
+  keypoints: z
+    .record(z.string().min(1).max(64), z.array(z.number()).min(2).max(3))
+    .nullable()
+    .default(null)
+    .refine(
+      (k) => !k || Object.keys(k).length <= SHAPE_LIMITS.keypoints,
+      `at most ${SHAPE_LIMITS.keypoints} keypoints`,
+    ),
   mask_polygons: z.array(ring).max(SHAPE_LIMITS.rings).nullable().default(null),
   polyline: z.array(ring).max(SHAPE_LIMITS.lines).nullable().default(null),
   rot_deg: z.number().default(0),
@@ -52,4 +61,3 @@ export const ClassifyIn = z.strictObject({
   frame_id: z.uuid(),
   box: z.array(z.number()).length(4),
 });
-

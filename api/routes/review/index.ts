@@ -11,7 +11,12 @@ import { BulkReviewIn, ReviewIn } from './validators';
 type ReviewBody = Pick<z.infer<typeof ReviewIn>, 'action' | 'state' | 'class_name' | 'attrs'>;
 
 const effectOf = (body: ReviewBody) =>
-  reviewEffect({ action: body.action, state: body.state === null ? null : parseObjectState(body.state, 'body.state'), className: body.class_name, attrs: body.attrs });
+  reviewEffect({
+    action: body.action,
+    state: body.state === null ? null : parseObjectState(body.state, 'body.state'),
+    className: body.class_name,
+    attrs: body.attrs,
+  });
 
 /** Single and bulk review (docs/annotations.md: actions, their effects, concurrency). */
 export function createReviewRoutes(deps: AppDeps): RouteGroup {
@@ -20,10 +25,15 @@ export function createReviewRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/objects/{object_id}/review',
       {
-        summary: 'Review one object: confirm/accept, reject, relabel or edit; source becomes human, version +1',
+        summary:
+          'Review one object: confirm/accept, reject, relabel or edit; source becomes human, version +1',
         access: 'reviewer',
         body: { name: 'ReviewIn', schema: ReviewIn },
-        statuses: { 400: 'state outside the allowed list', 404: 'no such object', 409: 'expected_version mismatch' },
+        statuses: {
+          400: 'state outside the allowed list',
+          404: 'no such object',
+          409: 'expected_version mismatch',
+        },
       },
       async ({ params, body, principal, req }) => {
         const id = uuidParam(params, 'object_id');
@@ -46,10 +56,15 @@ export function createReviewRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/objects/bulk-review',
       {
-        summary: 'Review up to 1000 objects in one transaction with one batch stamp; any expected_versions mismatch → 409 and nothing applied',
+        summary:
+          'Review up to 1000 objects in one transaction with one batch stamp; any expected_versions mismatch → 409 and nothing applied',
         access: 'reviewer',
         body: { name: 'BulkReviewIn', schema: BulkReviewIn },
-        statuses: { 400: 'state outside the allowed list', 404: 'an object does not exist', 409: 'expected_versions mismatch' },
+        statuses: {
+          400: 'state outside the allowed list',
+          404: 'an object does not exist',
+          409: 'expected_versions mismatch',
+        },
       },
       async ({ body, principal, req }) => {
         const result = await reviewObjects(

@@ -22,9 +22,12 @@ function checkScores(checks: Prisma.JsonValue): CheckScores {
 }
 
 const failedChecks = (checks: Prisma.JsonValue): string[] =>
-  Object.entries((checks ?? {}) as Record<string, { passed?: unknown }>).filter(([, c]) => c?.passed === false).map(([n]) => n);
+  Object.entries((checks ?? {}) as Record<string, { passed?: unknown }>)
+    .filter(([, c]) => c?.passed === false)
+    .map(([n]) => n);
 
-const mean = (xs: number[]): number | null => (xs.length ? Number((xs.reduce((s, x) => s + x, 0) / xs.length).toFixed(4)) : null);
+const mean = (xs: number[]): number | null =>
+  xs.length ? Number((xs.reduce((s, x) => s + x, 0) / xs.length).toFixed(4)) : null;
 
 /** The `session health` group: the inspector's verdicts, the gate, overrides and health runs. */
 export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
@@ -32,11 +35,25 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
   return new RouteGroup('session health')
     .get(
       '/api/sessionhealth/board',
-      { summary: 'Health board: sessions by gate verdict, and the quarantined ones (worst score first)', access: 'annotator', query: BoardQuery },
+      {
+        summary: 'Health board: sessions by gate verdict, and the quarantined ones (worst score first)',
+        access: 'annotator',
+        query: BoardQuery,
+      },
       async ({ query }) => {
         const sessions = await db.session.findMany({ orderBy: { createdAt: 'desc' } });
-        const gates = await readGates(db, sessions.map((s) => s.id));
-        const totals = { sessions: sessions.length, passed: 0, failed: 0, uninspected: 0, quarantined: 0, overridden: 0 };
+        const gates = await readGates(
+          db,
+          sessions.map((s) => s.id),
+        );
+        const totals = {
+          sessions: sessions.length,
+          passed: 0,
+          failed: 0,
+          uninspected: 0,
+          quarantined: 0,
+          overridden: 0,
+        };
         for (const s of sessions) {
           const g = gates.get(s.id)!;
           totals[g.verdict]++;
@@ -47,7 +64,11 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
           .filter((s) => gates.get(s.id)!.quarantined)
           .sort((a, b) => (gates.get(a.id)!.row?.score ?? 0) - (gates.get(b.id)!.row?.score ?? 0))
           .slice(0, query.limit);
-        const rows = await db.sessionHealth.findMany({ where: { id: { in: quarantined.map((s) => gates.get(s.id)!.row?.id).filter((x): x is string => !!x) } } });
+        const rows = await db.sessionHealth.findMany({
+          where: {
+            id: { in: quarantined.map((s) => gates.get(s.id)!.row?.id).filter((x): x is string => !!x) },
+          },
+        });
         const rowById = new Map(rows.map((r) => [r.id, r]));
         return {
           indexer_version: INSPECTOR_VERSION,
@@ -55,14 +76,23 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
           quarantined: quarantined.map((s) => {
             const g = gates.get(s.id)!;
             const row = g.row ? rowById.get(g.row.id) : undefined;
-            return { session: sessionOut(s), gate: gateOut(s.id, g), failed_checks: row ? failedChecks(row.checks) : [] };
+            return {
+              session: sessionOut(s),
+              gate: gateOut(s.id, g),
+              failed_checks: row ? failedChecks(row.checks) : [],
+            };
           }),
         };
       },
     )
     .get(
       '/api/sessionhealth/gate/{session_id}',
-      { summary: "The gate's verdict: the newest row of the inspector's own indexer_version, or a newer admin override", access: 'annotator', statuses: { 404: 'no such session' } },
+      {
+        summary:
+          "The gate's verdict: the newest row of the inspector's own indexer_version, or a newer admin override",
+        access: 'annotator',
+        statuses: { 404: 'no such session' },
+      },
       async ({ params }) => {
         const session = await findSession(db, params);
         return gateOut(session.id, await readGate(db, session.id));
@@ -70,14 +100,31 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
     )
     .get(
       '/api/sessionhealth/rig/{vehicle_id}/trends',
-      { summary: "Health trend of one vehicle's sessions, oldest first: score and per-check scores of each inspection", access: 'annotator', query: TrendsQuery, statuses: { 404: 'no session of that vehicle' } },
+      {
+        summary:
+          "Health trend of one vehicle's sessions, oldest first: score and per-check scores of each inspection",
+        access: 'annotator',
+        query: TrendsQuery,
+        statuses: { 404: 'no session of that vehicle' },
+      },
       async ({ params, query }) => {
         const vehicleId = params.vehicle_id!;
-        const sessions = (await db.session.findMany({ where: { vehicleId }, orderBy: { createdAt: 'desc' }, take: query.limit })).reverse();
+        const sessions = (
+          await db.session.findMany({
+            where: { vehicleId },
+            orderBy: { createdAt: 'desc' },
+            take: query.limit,
+          })
+        ).reverse();
         if (sessions.length === 0) throw new NotFoundError(`no session of vehicle ${vehicleId}`);
-        const gates = await readGates(db, sessions.map((s) => s.id));
+        const gates = await readGates(
+          db,
+          sessions.map((s) => s.id),
+        );
         const rowIds = [...gates.values()].map((g) => g.row?.id).filter((x): x is string => !!x);
-        const rows = new Map((await db.sessionHealth.findMany({ where: { id: { in: rowIds } } })).map((r) => [r.id, r]));
+        const rows = new Map(
+          (await db.sessionHealth.findMany({ where: { id: { in: rowIds } } })).map((r) => [r.id, r]),
+        );
         const points = sessions.map((s) => {
           const g = gates.get(s.id)!;
           const row = g.row ? rows.get(g.row.id) : undefined;
@@ -99,10 +146,19 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
           summary: {
             sessions: points.length,
             inspected: inspected.length,
-            pass_rate: inspected.length ? Number((inspected.filter((p) => p.verdict === 'passed').length / inspected.length).toFixed(4)) : null,
+            pass_rate: inspected.length
+              ? Number((inspected.filter((p) => p.verdict === 'passed').length / inspected.length).toFixed(4))
+              : null,
             mean_score: mean(inspected.map((p) => p.score!)),
             by_check: Object.fromEntries(
-              CHECK_NAMES.map((name) => [name, { mean_score: mean(inspected.map((p) => p.check_scores[name]).filter((x): x is number => x !== undefined)) }]),
+              CHECK_NAMES.map((name) => [
+                name,
+                {
+                  mean_score: mean(
+                    inspected.map((p) => p.check_scores[name]).filter((x): x is number => x !== undefined),
+                  ),
+                },
+              ]),
             ),
           },
           sessions: points,
@@ -111,26 +167,46 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
     )
     .get(
       '/api/sessionhealth/session/{session_id}',
-      { summary: 'A session with its gate verdict, its health rows of every writer (newest first, at most 100) and its overrides', access: 'annotator', statuses: { 404: 'no such session' } },
+      {
+        summary:
+          'A session with its gate verdict, its health rows of every writer (newest first, at most 100) and its overrides',
+        access: 'annotator',
+        statuses: { 404: 'no such session' },
+      },
       async ({ params }) => {
         const session = await findSession(db, params);
         const [gate, rows, overrides] = await Promise.all([
           readGate(db, session.id),
-          db.sessionHealth.findMany({ where: { sessionId: session.id }, orderBy: { createdAt: 'desc' }, take: 100 }),
-          db.sessionHealthOverride.findMany({ where: { sessionId: session.id }, orderBy: { createdAt: 'desc' }, take: 100 }),
+          db.sessionHealth.findMany({
+            where: { sessionId: session.id },
+            orderBy: { createdAt: 'desc' },
+            take: 100,
+          }),
+          db.sessionHealthOverride.findMany({
+            where: { sessionId: session.id },
+            orderBy: { createdAt: 'desc' },
+            take: 100,
+          }),
         ]);
         return {
           session: sessionOut(session),
           gate: gateOut(session.id, gate),
           rows: rows.map((r) => healthRowOut(r, { gateReads: r.id === gate.row?.id })),
-          overrides: overrides.map((o) => ({ id: o.id, quarantined: o.quarantined, reason: o.reason, actor_id: o.actorId, created_at: o.createdAt.toISOString() })),
+          overrides: overrides.map((o) => ({
+            id: o.id,
+            quarantined: o.quarantined,
+            reason: o.reason,
+            actor_id: o.actorId,
+            created_at: o.createdAt.toISOString(),
+          })),
         };
       },
     )
     .post(
       '/api/sessionhealth/session/{session_id}/override',
       {
-        summary: "Admin override of the session's quarantine, with a reason; it stands until a newer inspector row",
+        summary:
+          "Admin override of the session's quarantine, with a reason; it stands until a newer inspector row",
         access: 'admin',
         body: { name: 'HealthOverrideIn', schema: HealthOverrideIn },
         successStatus: 201,
@@ -141,7 +217,12 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
         const decision: GateDecision = await db.$transaction(async (tx) => {
           if (!(await lockSession(tx, sessionId))) throw new NotFoundError(`no session ${sessionId}`);
           const override = await tx.sessionHealthOverride.create({
-            data: { sessionId, quarantined: body.quarantined, reason: body.reason, actorId: principal!.userId },
+            data: {
+              sessionId,
+              quarantined: body.quarantined,
+              reason: body.reason,
+              actorId: principal!.userId,
+            },
           });
           await recordAudit(tx, {
             actorId: principal!.userId,
@@ -159,7 +240,8 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/sessionhealth/session/{session_id}/run',
       {
-        summary: 'Start a health run (Temporal workflow sessionHealthWorkflow, id health-<session_id>); 202 with a Location to watch',
+        summary:
+          'Start a health run (Temporal workflow sessionHealthWorkflow, id health-<session_id>); 202 with a Location to watch',
         access: 'reviewer',
         successStatus: 202,
         statuses: { 404: 'no such session', 409: 'a health run of this session is already running' },
@@ -186,9 +268,21 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
     )
     .get(
       '/api/sessionhealth/compat-matrix',
-      { summary: 'Which indexer versions wrote health rows over how many sessions, with their verdicts, and which one the gate reads', access: 'annotator' },
+      {
+        summary:
+          'Which indexer versions wrote health rows over how many sessions, with their verdicts, and which one the gate reads',
+        access: 'annotator',
+      },
       async () => {
-        const versions = await db.$queryRaw<Array<{ indexer_version: string; rows: bigint; sessions: bigint; passed_sessions: bigint; newest_at: Date }>>`
+        const versions = await db.$queryRaw<
+          Array<{
+            indexer_version: string;
+            rows: bigint;
+            sessions: bigint;
+            passed_sessions: bigint;
+            newest_at: Date;
+          }>
+        >`
           WITH newest AS (
             SELECT DISTINCT ON (session_id, indexer_version) session_id, indexer_version, passed
               FROM session_health ORDER BY session_id, indexer_version, created_at DESC)

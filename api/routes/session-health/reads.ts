@@ -10,7 +10,6 @@ import type { Db } from '../../../activities/db';
  * ids, lookups that answer 404, and the JSON shapes of sessions, frames and health rows.
  */
 
-
 export async function findSession(db: Db, params: Record<string, string>): Promise<Session> {
   const id = uuidParam(params, 'session_id');
   const session = await db.session.findUnique({ where: { id } });
@@ -19,7 +18,8 @@ export async function findSession(db: Db, params: Record<string, string>): Promi
 }
 
 /** A bounded `limit` query parameter. */
-export const limitParam = (defaultLimit: number, max: number) => z.coerce.number().int().min(1).max(max).default(defaultLimit);
+export const limitParam = (defaultLimit: number, max: number) =>
+  z.coerce.number().int().min(1).max(max).default(defaultLimit);
 
 /** `true`/`false` in a query string. */
 export const booleanParam = z.enum(['true', 'false']).transform((v) => v === 'true');
@@ -83,9 +83,17 @@ export function gateOut(sessionId: string, d: GateDecision) {
     /** Auto-label runs only on a session the gate passed. */
     autolabel_allowed: d.verdict === 'passed',
     decided_by: d.decidedBy,
-    row: d.row ? { id: d.row.id, passed: d.row.passed, score: d.row.score, created_at: d.row.createdAt.toISOString() } : null,
+    row: d.row
+      ? { id: d.row.id, passed: d.row.passed, score: d.row.score, created_at: d.row.createdAt.toISOString() }
+      : null,
     override: d.override
-      ? { id: d.override.id, quarantined: d.override.quarantined, reason: d.override.reason, actor_id: d.override.actorId, created_at: d.override.createdAt.toISOString() }
+      ? {
+          id: d.override.id,
+          quarantined: d.override.quarantined,
+          reason: d.override.reason,
+          actor_id: d.override.actorId,
+          created_at: d.override.createdAt.toISOString(),
+        }
       : null,
   };
 }

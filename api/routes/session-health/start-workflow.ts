@@ -21,7 +21,8 @@ export async function startWorkflow<A extends unknown[]>(
     res.status(202).location(opts.location);
     return { workflow_id: handle.workflowId, run_id: handle.firstExecutionRunId, status_url: opts.location };
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new ConflictError(`${opts.what} is already running (workflow ${opts.workflowId})`);
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      throw new ConflictError(`${opts.what} is already running (workflow ${opts.workflowId})`);
     throw err;
   }
 }

@@ -19,11 +19,27 @@ export function createTriageRoutes(deps: AppDeps): RouteGroup {
   const { db } = deps;
   return new RouteGroup('triage').get(
     '/api/triage',
-    { summary: 'Review queue ranked by uncertainty × class rarity; filter by session, class and state; cursor paging', access: 'annotator', query: TriageQuery, statuses: { 400: 'state outside the allowed list' } },
+    {
+      summary:
+        'Review queue ranked by uncertainty × class rarity; filter by session, class and state; cursor paging',
+      access: 'annotator',
+      query: TriageQuery,
+      statuses: { 400: 'state outside the allowed list' },
+    },
     async ({ query }) => {
-      const states = query.state ? query.state.split(',').map((s) => parseObjectState(s.trim(), 'query.state')) : [...QUEUE_DEFAULT_STATES];
-      const cls = query.class_name ? await resolveClass(db, query.class_name, 'query.class_name', { allowRetired: true }) : null;
-      return reviewQueue(db, { sessionId: query.session_id ?? null, classId: cls?.id ?? null, states, cursor: query.cursor ?? null, limit: query.limit });
+      const states = query.state
+        ? query.state.split(',').map((s) => parseObjectState(s.trim(), 'query.state'))
+        : [...QUEUE_DEFAULT_STATES];
+      const cls = query.class_name
+        ? await resolveClass(db, query.class_name, 'query.class_name', { allowRetired: true })
+        : null;
+      return reviewQueue(db, {
+        sessionId: query.session_id ?? null,
+        classId: cls?.id ?? null,
+        states,
+        cursor: query.cursor ?? null,
+        limit: query.limit,
+      });
     },
   );
 }

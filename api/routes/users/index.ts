@@ -21,7 +21,8 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/users',
       {
-        summary: 'Create a user. Without a token only while no user exists (that first user is an admin); afterwards admin only',
+        summary:
+          'Create a user. Without a token only while no user exists (that first user is an admin); afterwards admin only',
         access: 'bootstrap',
         body: { name: 'UserCreateIn', schema: UserCreateIn },
         successStatus: 201,
@@ -34,10 +35,16 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
             if (!principal) {
               // Two tokenless requests racing: the lock makes the second see the first user.
               await tx.$executeRaw`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`;
-              if ((await tx.user.count()) > 0) throw new ConflictError('a user exists already; creating users now needs an admin token');
+              if ((await tx.user.count()) > 0)
+                throw new ConflictError('a user exists already; creating users now needs an admin token');
             }
             const created = await tx.user.create({
-              data: { email: body.email, name: body.name, role: principal ? body.role : 'admin', passwordHash },
+              data: {
+                email: body.email,
+                name: body.name,
+                role: principal ? body.role : 'admin',
+                passwordHash,
+              },
             });
             await recordAudit(tx, {
               actorId: principal?.userId ?? null,
@@ -64,13 +71,26 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
     })
     .post(
       '/api/users/{user_id}/revoke-tokens',
-      { summary: "Invalidate every outstanding token of the user (bumps token_version)", access: 'admin', statuses: { 404: 'no such user' } },
+      {
+        summary: 'Invalidate every outstanding token of the user (bumps token_version)',
+        access: 'admin',
+        statuses: { 404: 'no such user' },
+      },
       async ({ params, principal, req }) => {
         const userId = uuidParam(params, 'user_id');
         const user = await db.$transaction(async (tx) => {
-          const updated = await tx.user.updateMany({ where: { id: userId }, data: { tokenVersion: { increment: 1 } } });
+          const updated = await tx.user.updateMany({
+            where: { id: userId },
+            data: { tokenVersion: { increment: 1 } },
+          });
           if (updated.count === 0) throw new NotFoundError(`no user ${userId}`);
-          await recordAudit(tx, { actorId: principal!.userId, action: 'user.tokens.revoked', subjectType: 'user', subjectId: userId, requestId: String(req.id) });
+          await recordAudit(tx, {
+            actorId: principal!.userId,
+            action: 'user.tokens.revoked',
+            subjectType: 'user',
+            subjectId: userId,
+            requestId: String(req.id),
+          });
           return tx.user.findUniqueOrThrow({ where: { id: userId } });
         });
         return { user_id: user.id, token_version: user.tokenVersion };
@@ -78,7 +98,11 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
     )
     .post(
       '/api/users/{user_id}/token',
-      { summary: 'Mint a token for the user; recorded as activity with the admin as actor', access: 'admin', statuses: { 404: 'no such user' } },
+      {
+        summary: 'Mint a token for the user; recorded as activity with the admin as actor',
+        access: 'admin',
+        statuses: { 404: 'no such user' },
+      },
       async ({ params, principal, req }) => {
         const userId = uuidParam(params, 'user_id');
         const user = await db.user.findUnique({ where: { id: userId } });

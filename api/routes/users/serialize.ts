@@ -1,7 +1,9 @@
 import type { User } from '../../../generated/prisma/client';
 
 /** A user as the API shows it: never the password hash or MFA secret. */
-export function userOut(user: Pick<User, 'id' | 'email' | 'name' | 'role' | 'mfaEnabled' | 'disabledAt' | 'createdAt'>) {
+export function userOut(
+  user: Pick<User, 'id' | 'email' | 'name' | 'role' | 'mfaEnabled' | 'disabledAt' | 'createdAt'>,
+) {
   return {
     id: user.id,
     email: user.email,

@@ -3,7 +3,10 @@ import { ROLES } from '../../auth/principal';
 
 export const UserCreateIn = z
   .strictObject({
-    email: z.email().max(320).transform((e) => e.toLowerCase()),
+    email: z
+      .email()
+      .max(320)
+      .transform((e) => e.toLowerCase()),
     name: z.string().trim().min(1).max(200),
     /** Long passphrases over complexity rules (NIST SP 800-63B). */
     password: z.string().min(12).max(1024),

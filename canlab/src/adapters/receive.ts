@@ -31,7 +31,11 @@ export async function openReceiver(adapter: AdapterConfig): Promise<Receiver> {
         return await openSlcanReceiver(adapter);
       default:
         if (isVendorBackend(backend)) return refuseVendorBackend({ ...adapter, backend });
-        throw new AdapterUnavailableError(adapter, `unknown backend '${String(backend)}'`, 'use one of the backends canlab adapters lists');
+        throw new AdapterUnavailableError(
+          adapter,
+          `unknown backend '${String(backend)}'`,
+          'use one of the backends canlab adapters lists',
+        );
     }
   } catch (err) {
     throw fixForOpenError(adapter, err);
@@ -54,12 +58,16 @@ export interface AdapterTestResult {
 export const ADAPTER_TEST_LISTEN_MS = 1000;
 
 /** The Test action: opens the adapter, listens for `listenMs` (1 s), closes it. Never transmits. */
-export async function testAdapter(adapter: AdapterConfig, listenMs = ADAPTER_TEST_LISTEN_MS): Promise<AdapterTestResult> {
+export async function testAdapter(
+  adapter: AdapterConfig,
+  listenMs = ADAPTER_TEST_LISTEN_MS,
+): Promise<AdapterTestResult> {
   let receiver: Receiver;
   try {
     receiver = await openReceiver(adapter);
   } catch (err) {
-    if (err instanceof AdapterUnavailableError) return { ok: false, frames: 0, ids: [], listenedMs: 0, reason: err.reason, fix: err.fix };
+    if (err instanceof AdapterUnavailableError)
+      return { ok: false, frames: 0, ids: [], listenedMs: 0, reason: err.reason, fix: err.fix };
     throw err;
   }
   const ids = new Set<string>();
@@ -74,6 +82,14 @@ export async function testAdapter(adapter: AdapterConfig, listenMs = ADAPTER_TES
   await new Promise((resolve) => setTimeout(resolve, listenMs));
   await receiver.close();
   const listenedMs = Math.round(performance.now() - started);
-  if (linkError !== undefined) return { ok: false, frames, ids: [...ids], listenedMs, reason: linkError.message, fix: 'check the cable or connection and that no other program holds the adapter' };
+  if (linkError !== undefined)
+    return {
+      ok: false,
+      frames,
+      ids: [...ids],
+      listenedMs,
+      reason: linkError.message,
+      fix: 'check the cable or connection and that no other program holds the adapter',
+    };
   return { ok: true, frames, ids: [...ids].sort(), listenedMs };
 }

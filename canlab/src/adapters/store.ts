@@ -23,30 +23,46 @@ export function adaptersFile(dir = configDir()): string {
 
 function positiveInteger(value: unknown, what: string, where: string): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw new CanlabInputError(where, `${what} must be a positive integer, not ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
+    throw new CanlabInputError(where, `${what} must be a positive integer, not ${JSON.stringify(value)}`);
   return value;
 }
 
 /** Checks an adapter description (from adapters.json or the command line); throws CanlabInputError naming `where`. */
 export function validateAdapter(raw: unknown, where: string): AdapterConfig {
-  if (typeof raw !== 'object' || raw === null) throw new CanlabInputError(where, 'an adapter is an object with name, backend and channel');
+  if (typeof raw !== 'object' || raw === null)
+    throw new CanlabInputError(where, 'an adapter is an object with name, backend and channel');
   const r = raw as Record<string, unknown>;
-  if (typeof r['name'] !== 'string' || !NAME.test(r['name'])) throw new CanlabInputError(where, `adapter name must be 1-64 letters, digits, _ . or -, not ${JSON.stringify(r['name'])}`);
+  if (typeof r['name'] !== 'string' || !NAME.test(r['name']))
+    throw new CanlabInputError(
+      where,
+      `adapter name must be 1-64 letters, digits, _ . or -, not ${JSON.stringify(r['name'])}`,
+    );
   const name = r['name'];
   if (typeof r['backend'] !== 'string' || !isBackendId(r['backend'])) {
-    throw new CanlabInputError(where, `adapter '${name}': backend must be one of ${BACKENDS.join(', ')}, not ${JSON.stringify(r['backend'])}`);
+    throw new CanlabInputError(
+      where,
+      `adapter '${name}': backend must be one of ${BACKENDS.join(', ')}, not ${JSON.stringify(r['backend'])}`,
+    );
   }
   const channel = r['channel'] ?? '';
-  if (typeof channel !== 'string') throw new CanlabInputError(where, `adapter '${name}': channel must be a string`);
-  if (r['fd'] !== undefined && typeof r['fd'] !== 'boolean') throw new CanlabInputError(where, `adapter '${name}': fd must be true or false`);
+  if (typeof channel !== 'string')
+    throw new CanlabInputError(where, `adapter '${name}': channel must be a string`);
+  if (r['fd'] !== undefined && typeof r['fd'] !== 'boolean')
+    throw new CanlabInputError(where, `adapter '${name}': fd must be true or false`);
   const extrasRaw = (r['extras'] ?? {}) as Record<string, unknown>;
-  if (typeof extrasRaw !== 'object' || extrasRaw === null) throw new CanlabInputError(where, `adapter '${name}': extras must be an object`);
+  if (typeof extrasRaw !== 'object' || extrasRaw === null)
+    throw new CanlabInputError(where, `adapter '${name}': extras must be an object`);
   const extras: AdapterExtras = {};
   const serialBaud = positiveInteger(extrasRaw['serialBaud'], `adapter '${name}': extras.serialBaud`, where);
   if (serialBaud !== undefined) extras.serialBaud = serialBaud;
   const host = extrasRaw['socketcandHost'];
   if (host !== undefined) {
-    if (typeof host !== 'string' || host.length === 0) throw new CanlabInputError(where, `adapter '${name}': extras.socketcandHost must be a host or host:port`);
+    if (typeof host !== 'string' || host.length === 0)
+      throw new CanlabInputError(
+        where,
+        `adapter '${name}': extras.socketcandHost must be a host or host:port`,
+      );
     extras.socketcandHost = host;
   }
   const adapter: AdapterConfig = { name, backend: r['backend'], channel, fd: r['fd'] === true, extras };
@@ -98,6 +114,7 @@ export async function removeAdapter(name: string, dir = configDir()): Promise<bo
 
 export async function findAdapter(name: string, dir = configDir()): Promise<AdapterConfig> {
   const found = (await loadAdapters(dir)).find((a) => a.name === name);
-  if (found === undefined) throw new CanlabInputError(adaptersFile(dir), `no saved adapter named '${name}' (canlab adapters list)`);
+  if (found === undefined)
+    throw new CanlabInputError(adaptersFile(dir), `no saved adapter named '${name}' (canlab adapters list)`);
   return found;
 }

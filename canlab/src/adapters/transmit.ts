@@ -16,13 +16,21 @@ import { BRS, ERROR, ESI, EXTENDED, FD, HEADER, MAGIC0, MAGIC1, REMOTE, VERSION 
 /** The datagram for one frame (layout in wire.ts). */
 export function encodeFrameDatagram(frame: CanFrame): Buffer {
   const length = frame.remote ? 0 : dlcToLength(frame.dlc, frame.fd);
-  if (frame.data.length !== length) throw new RangeError(`frame 0x${frame.id.toString(16)}: DLC ${frame.dlc} needs ${length} data bytes, got ${frame.data.length}`);
+  if (frame.data.length !== length)
+    throw new RangeError(
+      `frame 0x${frame.id.toString(16)}: DLC ${frame.dlc} needs ${length} data bytes, got ${frame.data.length}`,
+    );
   const out = Buffer.alloc(HEADER + length);
   out[0] = MAGIC0;
   out[1] = MAGIC1;
   out[2] = VERSION;
   out[3] =
-    (frame.extended ? EXTENDED : 0) | (frame.remote ? REMOTE : 0) | (frame.error ? ERROR : 0) | (frame.fd ? FD : 0) | (frame.brs ? BRS : 0) | (frame.esi ? ESI : 0);
+    (frame.extended ? EXTENDED : 0) |
+    (frame.remote ? REMOTE : 0) |
+    (frame.error ? ERROR : 0) |
+    (frame.fd ? FD : 0) |
+    (frame.brs ? BRS : 0) |
+    (frame.esi ? ESI : 0);
   out.writeUInt32BE(frame.id >>> 0, 4);
   out[8] = frame.dlc;
   out.set(frame.data, HEADER);
@@ -39,7 +47,9 @@ export const TRANSMIT_BACKENDS = ['virtual', 'udp_multicast'] as const;
 export async function openTransmitter(adapter: AdapterConfig): Promise<AdapterTransmitter> {
   const socket = dgram.createSocket('udp4');
   const sendTo = (datagram: Buffer, port: number, address: string): Promise<void> =>
-    new Promise((resolve, reject) => socket.send(datagram, port, address, (err) => (err ? reject(err) : resolve())));
+    new Promise((resolve, reject) =>
+      socket.send(datagram, port, address, (err) => (err ? reject(err) : resolve())),
+    );
   let deliver: (datagram: Buffer) => Promise<void>;
   if (adapter.backend === 'virtual') {
     const dir = virtualBusDir(adapter);
@@ -50,7 +60,11 @@ export async function openTransmitter(adapter: AdapterConfig): Promise<AdapterTr
     const { group, port } = multicastEndpoint(adapter);
     deliver = (datagram) => sendTo(datagram, port, group);
   } else {
-    throw new AdapterUnavailableError(adapter, 'canlab transmits only on the virtual and udp_multicast backends', `inject through an adapter with backend ${TRANSMIT_BACKENDS.join(' or ')}`);
+    throw new AdapterUnavailableError(
+      adapter,
+      'canlab transmits only on the virtual and udp_multicast backends',
+      `inject through an adapter with backend ${TRANSMIT_BACKENDS.join(' or ')}`,
+    );
   }
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

@@ -6,7 +6,18 @@
 import type { CanFrame } from '../frame';
 
 /** Backend identifiers of the spec, in the order `canlab adapters` lists them. */
-export const BACKENDS = ['socketcan', 'gvret', 'slcan', 'gs_usb', 'pcan', 'kvaser', 'vector', 'ixxat', 'virtual', 'udp_multicast'] as const;
+export const BACKENDS = [
+  'socketcan',
+  'gvret',
+  'slcan',
+  'gs_usb',
+  'pcan',
+  'kvaser',
+  'vector',
+  'ixxat',
+  'virtual',
+  'udp_multicast',
+] as const;
 export type BackendId = (typeof BACKENDS)[number];
 
 export function isBackendId(value: string): value is BackendId {
@@ -102,7 +113,11 @@ export class ReceiverEvents {
 }
 
 /** A Receiver over a backend's events; `close` is made idempotent. */
-export function makeReceiver(adapter: AdapterConfig, events: ReceiverEvents, close: () => Promise<void>): Receiver {
+export function makeReceiver(
+  adapter: AdapterConfig,
+  events: ReceiverEvents,
+  close: () => Promise<void>,
+): Receiver {
   let closing: Promise<void> | undefined;
   return {
     adapter,

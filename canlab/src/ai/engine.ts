@@ -9,7 +9,14 @@ import { writeFileAtomic } from '../atomic-file';
 import { configDir } from '../config-dir';
 import { CanlabInputError } from '../errors';
 import type { AnalysisPayload } from './payload';
-import { buildRequest, isProviderKind, PROVIDER_DEFAULTS, PROVIDERS, responseText, type ProviderKind } from './providers';
+import {
+  buildRequest,
+  isProviderKind,
+  PROVIDER_DEFAULTS,
+  PROVIDERS,
+  responseText,
+  type ProviderKind,
+} from './providers';
 
 export interface AiConfig {
   provider: ProviderKind;
@@ -43,15 +50,18 @@ export async function loadAiConfig(dir = configDir()): Promise<AiConfig | undefi
 
 export function validateAiConfig(doc: Record<string, unknown>, where: string): AiConfig {
   const provider = doc['provider'];
-  if (typeof provider !== 'string' || !isProviderKind(provider)) throw new CanlabInputError(where, `provider must be one of ${PROVIDERS.join(', ')}`);
+  if (typeof provider !== 'string' || !isProviderKind(provider))
+    throw new CanlabInputError(where, `provider must be one of ${PROVIDERS.join(', ')}`);
   const config: AiConfig = { provider };
   for (const field of ['model', 'apiKey', 'endpoint'] as const) {
     const v = doc[field];
     if (v === undefined) continue;
-    if (typeof v !== 'string' || v.trim() === '') throw new CanlabInputError(where, `${field} must be a non-empty string`);
+    if (typeof v !== 'string' || v.trim() === '')
+      throw new CanlabInputError(where, `${field} must be a non-empty string`);
     config[field] = v.trim();
   }
-  if (config.endpoint !== undefined && !/^https?:\/\//.test(config.endpoint)) throw new CanlabInputError(where, 'endpoint must be an http:// or https:// URL');
+  if (config.endpoint !== undefined && !/^https?:\/\//.test(config.endpoint))
+    throw new CanlabInputError(where, 'endpoint must be an http:// or https:// URL');
   return config;
 }
 
@@ -63,9 +73,12 @@ export async function saveAiConfig(config: AiConfig, dir = configDir()): Promise
 
 /** Why `config` cannot send yet, or undefined when it can. */
 export function notReadyReason(config: AiConfig | undefined): string | undefined {
-  if (config === undefined) return 'the AI engine is not configured (canlab ai configure --provider <kind> ...)';
-  if (PROVIDER_DEFAULTS[config.provider].needsKey && config.apiKey === undefined) return `no API key is configured for ${config.provider}`;
-  if (!PROVIDER_DEFAULTS[config.provider].needsKey && config.endpoint === undefined) return `no endpoint is configured for ${config.provider} (e.g. ${PROVIDER_DEFAULTS[config.provider].endpoint})`;
+  if (config === undefined)
+    return 'the AI engine is not configured (canlab ai configure --provider <kind> ...)';
+  if (PROVIDER_DEFAULTS[config.provider].needsKey && config.apiKey === undefined)
+    return `no API key is configured for ${config.provider}`;
+  if (!PROVIDER_DEFAULTS[config.provider].needsKey && config.endpoint === undefined)
+    return `no endpoint is configured for ${config.provider} (e.g. ${PROVIDER_DEFAULTS[config.provider].endpoint})`;
   return undefined;
 }
 
@@ -80,13 +93,30 @@ export interface AnalysisRequest {
 }
 
 /** Sends one analysis; throws AiNotConfiguredError (before any network use) when not configured. */
-export async function analyze(config: AiConfig | undefined, request: AnalysisRequest, fetchImpl: typeof fetch = fetch): Promise<string> {
+export async function analyze(
+  config: AiConfig | undefined,
+  request: AnalysisRequest,
+  fetchImpl: typeof fetch = fetch,
+): Promise<string> {
   const reason = notReadyReason(config);
-  if (reason !== undefined || config === undefined) throw new AiNotConfiguredError(reason ?? 'not configured');
+  if (reason !== undefined || config === undefined)
+    throw new AiNotConfiguredError(reason ?? 'not configured');
   const defaults = PROVIDER_DEFAULTS[config.provider];
   const user = `${request.question ?? 'What do these messages carry?'}\n\n${JSON.stringify(request.payload)}`;
-  const http = buildRequest(config.provider, config.endpoint ?? defaults.endpoint, config.model ?? defaults.model, config.apiKey, SYSTEM_PROMPT, user);
-  const response = await fetchImpl(http.url, { method: 'POST', headers: http.headers, body: JSON.stringify(http.body), signal: AbortSignal.timeout(120_000) });
+  const http = buildRequest(
+    config.provider,
+    config.endpoint ?? defaults.endpoint,
+    config.model ?? defaults.model,
+    config.apiKey,
+    SYSTEM_PROMPT,
+    user,
+  );
+  const response = await fetchImpl(http.url, {
+    method: 'POST',
+    headers: http.headers,
+    body: JSON.stringify(http.body),
+    signal: AbortSignal.timeout(120_000),
+  });
   const text = await response.text();
   if (!response.ok) throw new Error(`${config.provider} answered ${response.status}: ${text.slice(0, 300)}`);
   let body: unknown;

@@ -39,7 +39,10 @@ export interface AnalysisPayload {
 
 const round = (x: number, digits: number): number => Number(x.toFixed(digits));
 
-export async function buildAnalysisPayload(frames: AsyncIterable<CanFrame> | Iterable<CanFrame>, maxSampleFrames = DEFAULT_SAMPLE_FRAMES): Promise<AnalysisPayload> {
+export async function buildAnalysisPayload(
+  frames: AsyncIterable<CanFrame> | Iterable<CanFrame>,
+  maxSampleFrames = DEFAULT_SAMPLE_FRAMES,
+): Promise<AnalysisPayload> {
   if (!Number.isInteger(maxSampleFrames) || maxSampleFrames < 0 || maxSampleFrames > MAX_SAMPLE_FRAMES) {
     throw new RangeError(`the frame sample holds 0 to ${MAX_SAMPLE_FRAMES} frames, not ${maxSampleFrames}`);
   }

@@ -19,7 +19,11 @@ export interface ProviderDefaults {
 export const PROVIDER_DEFAULTS: Readonly<Record<ProviderKind, ProviderDefaults>> = {
   openai: { endpoint: 'https://api.openai.com', model: 'gpt-4o-mini', needsKey: true },
   anthropic: { endpoint: 'https://api.anthropic.com', model: 'claude-3-5-haiku-latest', needsKey: true },
-  gemini: { endpoint: 'https://generativelanguage.googleapis.com', model: 'gemini-1.5-flash', needsKey: true },
+  gemini: {
+    endpoint: 'https://generativelanguage.googleapis.com',
+    model: 'gemini-1.5-flash',
+    needsKey: true,
+  },
   ollama: { endpoint: 'http://127.0.0.1:11434', model: 'llama3.1', needsKey: false },
 };
 
@@ -30,7 +34,14 @@ export interface ProviderRequest {
 }
 
 /** The HTTP request that asks `kind` for a completion of `system` + `user`. */
-export function buildRequest(kind: ProviderKind, endpoint: string, model: string, key: string | undefined, system: string, user: string): ProviderRequest {
+export function buildRequest(
+  kind: ProviderKind,
+  endpoint: string,
+  model: string,
+  key: string | undefined,
+  system: string,
+  user: string,
+): ProviderRequest {
   const base = endpoint.replace(/\/+$/, '');
   const json = { 'content-type': 'application/json' };
   switch (kind) {
@@ -38,7 +49,13 @@ export function buildRequest(kind: ProviderKind, endpoint: string, model: string
       return {
         url: `${base}/v1/chat/completions`,
         headers: { ...json, authorization: `Bearer ${key}` },
-        body: { model, messages: [{ role: 'system', content: system }, { role: 'user', content: user }] },
+        body: {
+          model,
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content: user },
+          ],
+        },
       };
     case 'anthropic':
       return {
@@ -50,13 +67,23 @@ export function buildRequest(kind: ProviderKind, endpoint: string, model: string
       return {
         url: `${base}/v1beta/models/${encodeURIComponent(model)}:generateContent`,
         headers: { ...json, 'x-goog-api-key': key! },
-        body: { systemInstruction: { parts: [{ text: system }] }, contents: [{ role: 'user', parts: [{ text: user }] }] },
+        body: {
+          systemInstruction: { parts: [{ text: system }] },
+          contents: [{ role: 'user', parts: [{ text: user }] }],
+        },
       };
     case 'ollama':
       return {
         url: `${base}/api/chat`,
         headers: json,
-        body: { model, stream: false, messages: [{ role: 'system', content: system }, { role: 'user', content: user }] },
+        body: {
+          model,
+          stream: false,
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content: user },
+          ],
+        },
       };
   }
 }
@@ -67,7 +94,8 @@ export function responseText(kind: ProviderKind, body: unknown): string {
   let text: unknown;
   switch (kind) {
     case 'openai':
-      text = (b?.['choices'] as Array<{ message?: { content?: unknown } }> | undefined)?.[0]?.message?.content;
+      text = (b?.['choices'] as Array<{ message?: { content?: unknown } }> | undefined)?.[0]?.message
+        ?.content;
       break;
     case 'anthropic':
       text = (b?.['content'] as Array<{ type?: string; text?: unknown }> | undefined)
@@ -76,7 +104,11 @@ export function responseText(kind: ProviderKind, body: unknown): string {
         .join('');
       break;
     case 'gemini':
-      text = (b?.['candidates'] as Array<{ content?: { parts?: Array<{ text?: unknown }> } }> | undefined)?.[0]?.content?.parts?.map((p) => p.text).join('');
+      text = (
+        b?.['candidates'] as Array<{ content?: { parts?: Array<{ text?: unknown }> } }> | undefined
+      )?.[0]?.content?.parts
+        ?.map((p) => p.text)
+        .join('');
       break;
     case 'ollama':
       text = (b?.['message'] as { content?: unknown } | undefined)?.content;

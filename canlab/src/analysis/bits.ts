@@ -93,7 +93,9 @@ export function writeField(data: Uint8Array, field: FieldRef, raw: number): void
 
 /** `0x123` for standard ids, `0x12345678x` style 8-digit for extended ids (the suffix marks them). */
 export function formatId(id: number, extended: boolean): string {
-  return extended ? `0x${id.toString(16).toUpperCase().padStart(8, '0')}x` : `0x${id.toString(16).toUpperCase().padStart(3, '0')}`;
+  return extended
+    ? `0x${id.toString(16).toUpperCase().padStart(8, '0')}x`
+    : `0x${id.toString(16).toUpperCase().padStart(3, '0')}`;
 }
 
 /** Human name of a field for evidence lines: `b8+16 LE`. */

@@ -204,7 +204,11 @@ export function formatIdsTable(stats: readonly IdStats[], options: { bitDetail?:
   ]);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
   const numeric = [false, true, true, true, true, false, false, false];
-  const line = (cells: string[]): string => cells.map((c, i) => pad(c, widths[i]!, numeric[i])).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => pad(c, widths[i]!, numeric[i]))
+      .join('  ')
+      .trimEnd();
   const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  ')];
   for (let i = 0; i < rows.length; i++) {
     out.push(line(rows[i]!));

@@ -36,7 +36,9 @@ export async function startGpio(
   mark: (label: string, action: MarkAction) => void,
 ): Promise<{ stop: () => void } | { unavailable: string }> {
   if (!packageInstalled(GPIO_PACKAGE)) {
-    return { unavailable: `no GPIO library is installed (npm install ${GPIO_PACKAGE} -w canlab, on a board with GPIO); recording without switches` };
+    return {
+      unavailable: `no GPIO library is installed (npm install ${GPIO_PACKAGE} -w canlab, on a board with GPIO); recording without switches`,
+    };
   }
   // a variable specifier: the package is optional and has no types here
   const moduleName = GPIO_PACKAGE;

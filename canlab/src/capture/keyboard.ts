@@ -27,7 +27,8 @@ export function parseKeyBindings(spec: string | undefined): Map<string, string> 
   if (spec === undefined || spec.trim() === '') return keys;
   for (const part of spec.split(',')) {
     const m = /^(.)=(.+)$/u.exec(part.trim());
-    if (m === null) throw new Error(`--keys entry '${part.trim()}' is not <key>=<label> (one character, then a label)`);
+    if (m === null)
+      throw new Error(`--keys entry '${part.trim()}' is not <key>=<label> (one character, then a label)`);
     const [, key, label] = m as unknown as [string, string, string];
     if (key === 'q') throw new Error("--keys cannot bind 'q': it stops the capture");
     if (key.charCodeAt(0) < 0x20) throw new Error(`--keys: key for '${label}' is a control character`);
@@ -46,7 +47,11 @@ export interface KeyboardHandlers {
  * Starts reading `input` for marks; returns a function that stops reading (and leaves raw mode).
  * `isTTY` decides the mode: raw keys on a terminal, lines otherwise.
  */
-export function startKeyboard(input: NodeJS.ReadStream, keys: ReadonlyMap<string, string>, handlers: KeyboardHandlers): () => void {
+export function startKeyboard(
+  input: NodeJS.ReadStream,
+  keys: ReadonlyMap<string, string>,
+  handlers: KeyboardHandlers,
+): () => void {
   if (input.isTTY) {
     input.setRawMode(true);
     input.setEncoding('utf8');

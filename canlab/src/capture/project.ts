@@ -61,7 +61,10 @@ const MarksFileSchema = z.object({ marks: z.array(MarkSchema) });
 export async function isCaptureProject(target: string): Promise<boolean> {
   if (target.endsWith('.canlab.json')) return true;
   const info = await stat(target).catch(() => undefined);
-  return info?.isDirectory() === true && (await stat(path.join(target, PROJECT_FILE)).catch(() => undefined)) !== undefined;
+  return (
+    info?.isDirectory() === true &&
+    (await stat(path.join(target, PROJECT_FILE)).catch(() => undefined)) !== undefined
+  );
 }
 
 async function readJson(file: string): Promise<unknown> {
@@ -79,7 +82,10 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown, file: string): T {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new CanlabInputError(file, `not a canlab capture project: ${issue.path.join('.') || 'top level'}: ${issue.message}`);
+    throw new CanlabInputError(
+      file,
+      `not a canlab capture project: ${issue.path.join('.') || 'top level'}: ${issue.message}`,
+    );
   }
   return parsed.data;
 }
@@ -89,17 +95,22 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown, file: string): T {
  * marks file when it is there, since the kit rewrites it on every mark while the project file may
  * be older (a run that crashed between the two writes).
  */
-export async function readCaptureProject(target: string): Promise<{ file: string; segments: string[]; marks: Mark[] }> {
+export async function readCaptureProject(
+  target: string,
+): Promise<{ file: string; segments: string[]; marks: Mark[] }> {
   const file = target.endsWith('.canlab.json') ? target : path.join(target, PROJECT_FILE);
   const dir = path.dirname(file);
   const project = parseWith(ProjectSchema, await readJson(file), file);
   const inside = (name: string): string => {
     const resolved = path.resolve(dir, name);
-    if (path.dirname(resolved) !== path.resolve(dir)) throw new CanlabInputError(file, `${name} is not a file of the capture folder`);
+    if (path.dirname(resolved) !== path.resolve(dir))
+      throw new CanlabInputError(file, `${name} is not a file of the capture folder`);
     return resolved;
   };
   const marksPath = inside(project.marksFile ?? MARKS_FILE);
   const hasMarksFile = (await stat(marksPath).catch(() => undefined)) !== undefined;
-  const marks = hasMarksFile ? parseWith(MarksFileSchema, await readJson(marksPath), marksPath).marks : project.marks;
+  const marks = hasMarksFile
+    ? parseWith(MarksFileSchema, await readJson(marksPath), marksPath).marks
+    : project.marks;
   return { file, segments: project.segments.map((s) => inside(s.file)), marks };
 }

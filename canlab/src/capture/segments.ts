@@ -39,14 +39,20 @@ export class SegmentWriter {
 
   async write(frame: CanFrame): Promise<void> {
     let segment = this.current;
-    if (segment !== undefined && (segment.info.frames >= this.maxFrames || frame.timestamp - segment.info.start >= this.maxSeconds)) {
+    if (
+      segment !== undefined &&
+      (segment.info.frames >= this.maxFrames || frame.timestamp - segment.info.start >= this.maxSeconds)
+    ) {
       await this.closeCurrent();
       this.onRotate();
       segment = undefined;
     }
     if (segment === undefined) {
       const file = segmentFileName(this.closed.length + 1);
-      segment = { info: { file, frames: 0, start: frame.timestamp, end: frame.timestamp }, writer: createCaptureWriter(path.join(this.dir, file)) };
+      segment = {
+        info: { file, frames: 0, start: frame.timestamp, end: frame.timestamp },
+        writer: createCaptureWriter(path.join(this.dir, file)),
+      };
       this.current = segment;
     }
     await segment.writer.write(frame);

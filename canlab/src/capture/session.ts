@@ -53,7 +53,9 @@ export class CaptureSession {
   private readonly started = new Date().toISOString();
 
   private constructor(private readonly options: CaptureSessionOptions) {
-    this.segments = new SegmentWriter(options.dir, options.maxFrames, options.maxSeconds, () => this.queueFileWrite(() => this.writeProject(null)));
+    this.segments = new SegmentWriter(options.dir, options.maxFrames, options.maxSeconds, () =>
+      this.queueFileWrite(() => this.writeProject(null)),
+    );
     // bus 0 of adapter i is channel i; further buses are numbered after them as they appear
     this.channels = options.adapters.map((a, i) => ({ channel: i, adapter: a.name, bus: 0 }));
     options.adapters.forEach((_, i) => this.channelOf.set(`${i}:0`, i));
@@ -70,7 +72,9 @@ export class CaptureSession {
       await Promise.all(session.receivers.map((r) => r.close()));
       throw err;
     }
-    session.workspace.startRecording(options.adapters.map((a) => `${a.name} (${a.backend} ${a.channel})`).join(', '));
+    session.workspace.startRecording(
+      options.adapters.map((a) => `${a.name} (${a.backend} ${a.channel})`).join(', '),
+    );
     // marks.json is written synchronously inside the mark event: by the time a mark is answered
     // (HTTP reply, key echo) the file holds it
     session.workspace.on((event) => {
@@ -78,7 +82,9 @@ export class CaptureSession {
     });
     session.receivers.forEach((receiver, index) => {
       receiver.onFrame((frame) => session.receive(index, frame));
-      receiver.onError((err) => session.fail(new Error(`adapter '${receiver.adapter.name}': ${err.message}`)));
+      receiver.onError((err) =>
+        session.fail(new Error(`adapter '${receiver.adapter.name}': ${err.message}`)),
+      );
     });
     session.writeMarks();
     session.queueFileWrite(() => session.writeProject(null));

@@ -11,8 +11,10 @@ import { CanlabInputError } from '../errors';
 export async function loadOrCreateToken(file: string): Promise<{ token: string; created: boolean }> {
   try {
     const token = (await readFile(file, 'utf8')).trim();
-    if (token.length === 0) throw new CanlabInputError(file, 'token file is empty; delete it to have a new token generated');
-    if (/\s/.test(token)) throw new CanlabInputError(file, 'token file holds more than one word; it should hold the token alone');
+    if (token.length === 0)
+      throw new CanlabInputError(file, 'token file is empty; delete it to have a new token generated');
+    if (/\s/.test(token))
+      throw new CanlabInputError(file, 'token file holds more than one word; it should hold the token alone');
     return { token, created: false };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {

@@ -8,7 +8,10 @@ export interface CliCommand {
   summary: string;
   options: NonNullable<ParseArgsConfig['options']>;
   /** Returns the process exit code. Throws CanlabInputError for bad input or usage. */
-  run(args: { positionals: string[]; values: Record<string, string | boolean | undefined> }, io: CliIo): Promise<number>;
+  run(
+    args: { positionals: string[]; values: Record<string, string | boolean | undefined> },
+    io: CliIo,
+  ): Promise<number>;
 }
 
 /** Where a command writes; tests pass buffers, the binary passes process streams. */

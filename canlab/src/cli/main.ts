@@ -21,7 +21,9 @@ export function helpText(list: readonly CliCommand[] = commands): string {
 }
 
 function commandHelp(c: CliCommand): string {
-  const opts = Object.entries(c.options).map(([name, o]) => `  --${name}${o.type === 'string' ? ' <value>' : ''}`);
+  const opts = Object.entries(c.options).map(
+    ([name, o]) => `  --${name}${o.type === 'string' ? ' <value>' : ''}`,
+  );
   return `usage: canlab ${c.usage}\n${c.summary}\n${opts.length > 0 ? `options:\n${opts.join('\n')}\n` : ''}`;
 }
 
@@ -46,10 +48,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   let parsed: { positionals: string[]; values: Record<string, string | boolean | undefined> };
   try {
-    const { positionals, values } = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
+    const { positionals, values } = parseArgs({
+      args: rest,
+      options: command.options,
+      allowPositionals: true,
+      strict: true,
+    });
     parsed = { positionals, values: values as Record<string, string | boolean | undefined> };
   } catch (err) {
-    io.stderr(`canlab: ${command.name}: ${oneLine(err instanceof Error ? err.message : String(err))} (usage: canlab ${command.usage})\n`);
+    io.stderr(
+      `canlab: ${command.name}: ${oneLine(err instanceof Error ? err.message : String(err))} (usage: canlab ${command.usage})\n`,
+    );
     return 2;
   }
   try {

@@ -43,7 +43,12 @@ export interface Segmentation {
 const LOG2_SQRT_2PI_E = 0.5 * log2(2 * Math.PI * Math.E);
 
 /** Empirical entropy (bits per symbol) of values[from..], or Infinity once it has more than `cap` distinct symbols. */
-function entropy(values: Float64Array, from: number, cap: number, sorted: Float64Array): { h: number; k: number } {
+function entropy(
+  values: Float64Array,
+  from: number,
+  cap: number,
+  sorted: Float64Array,
+): { h: number; k: number } {
   const n = values.length - from;
   const buf = sorted.subarray(0, n);
   buf.set(values.subarray(from));
@@ -83,7 +88,12 @@ class Scratch {
  * categorical values, categorical or Gaussian first differences, Gaussian second differences
  * (differences taken modulo 2^width and centred), and raw bits; each with a parameter cost.
  */
-export function sequenceCost(values: Float64Array, n: number, width: number, scratch = new Scratch()): number {
+export function sequenceCost(
+  values: Float64Array,
+  n: number,
+  width: number,
+  scratch = new Scratch(),
+): number {
   scratch.ensure(n);
   const m = 2 ** width;
   const half = m / 2;
@@ -114,9 +124,12 @@ export function sequenceCost(values: Float64Array, n: number, width: number, scr
   const hv = entropy(values.subarray(0, n), 0, cap, scratch.sorted);
   if (Number.isFinite(hv.h)) best = min(best, n * hv.h + (hv.k - 1) * param + hv.k * min(width, 8));
   const h1 = entropy(r1.subarray(0, n), 1, cap, scratch.sorted);
-  if (Number.isFinite(h1.h)) best = min(best, width + (n - 1) * h1.h + (h1.k - 1) * param + h1.k * min(width, 8));
-  const perSymbol = (sigma: number): number => min(width, max(LOG2_SQRT_2PI_E, log2(max(sigma, 1)) + LOG2_SQRT_2PI_E));
-  const gaussian = (ss: number, count: number): number => count * perSymbol(sqrt(ss / max(1, count))) + 2 * param;
+  if (Number.isFinite(h1.h))
+    best = min(best, width + (n - 1) * h1.h + (h1.k - 1) * param + h1.k * min(width, 8));
+  const perSymbol = (sigma: number): number =>
+    min(width, max(LOG2_SQRT_2PI_E, log2(max(sigma, 1)) + LOG2_SQRT_2PI_E));
+  const gaussian = (ss: number, count: number): number =>
+    count * perSymbol(sqrt(ss / max(1, count))) + 2 * param;
   /** Gaussian with outliers escaped (coded raw), so that a few wrap-arounds or jumps do not inflate sigma. */
   const robust = (r: Float64Array, from: number, ss: number): number => {
     const count = n - from;
@@ -163,11 +176,21 @@ function orderIndex(order: ByteOrder, q: number): number {
 /** Field covering contiguous positions a..b of the order's numbering. */
 function fieldOfSpan(order: ByteOrder, a: number, b: number): FieldRef {
   const length = b - a + 1;
-  return order === 'little_endian' ? { startBit: a, length, byteOrder: order } : { startBit: msbFirst(a), length, byteOrder: order };
+  return order === 'little_endian'
+    ? { startBit: a, length, byteOrder: order }
+    : { startBit: msbFirst(a), length, byteOrder: order };
 }
 
 /** Segments the moving bits of one message in one byte order. `bits[t * nbits + index]` is bit `index` of frame t. */
-function segmentOrder(bits: Uint8Array, n: number, nbits: number, available: ReadonlySet<number>, order: ByteOrder, maxLen: number, scratch: Scratch): Segmentation {
+function segmentOrder(
+  bits: Uint8Array,
+  n: number,
+  nbits: number,
+  available: ReadonlySet<number>,
+  order: ByteOrder,
+  maxLen: number,
+  scratch: Scratch,
+): Segmentation {
   const fields: SegmentField[] = [];
   let total = 0;
   // Describing where a field ends costs about a bit per boundary; a little more keeps noise bits with their field.
@@ -251,7 +274,12 @@ export function bitMatrix(data: readonly Uint8Array[], n: number, nbits: number)
  * Segments the bits in `available` (moving bits not claimed by counters or checksums) into
  * fields, in both byte orders; returns both, best (lowest cost) first.
  */
-export function segmentFields(data: readonly Uint8Array[], length: number, available: ReadonlySet<number>, options: SegmentOptions = {}): Segmentation[] {
+export function segmentFields(
+  data: readonly Uint8Array[],
+  length: number,
+  available: ReadonlySet<number>,
+  options: SegmentOptions = {},
+): Segmentation[] {
   const n = min(data.length, options.maxFrames ?? 1500);
   const nbits = length * 8;
   const maxLen = options.maxFieldLength ?? 32;
@@ -275,7 +303,8 @@ export interface Signedness {
  * one; an unsigned signal crossing the middle of its range shows the opposite.
  */
 export function judgeSignedness(values: readonly number[], width: number): Signedness {
-  if (width < 2 || values.length < 3) return { signed: false, confidence: 0.5, evidence: 'too short to judge signedness' };
+  if (width < 2 || values.length < 3)
+    return { signed: false, confidence: 0.5, evidence: 'too short to judge signedness' };
   let tvU = 0;
   let tvS = 0;
   let negatives = 0;
@@ -296,11 +325,19 @@ export function judgeSignedness(values: readonly number[], width: number): Signe
     if (ds >= half) jumpsS++;
   }
   if (negatives === 0 || negatives === values.length || tvU === 0) {
-    return { signed: false, confidence: 0.5, evidence: `MSB ${negatives === 0 ? 'never set' : 'always set'}: signedness not observable` };
+    return {
+      signed: false,
+      confidence: 0.5,
+      evidence: `MSB ${negatives === 0 ? 'never set' : 'always set'}: signedness not observable`,
+    };
   }
   const distinct = new Set(values.slice(0, 4096)).size;
   if (distinct < 8) {
-    return { signed: false, confidence: 0.6, evidence: `only ${distinct} distinct values: an enumeration, read as unsigned` };
+    return {
+      signed: false,
+      confidence: 0.6,
+      evidence: `only ${distinct} distinct values: an enumeration, read as unsigned`,
+    };
   }
   const ratio = tvS / tvU;
   let signed: boolean;

@@ -84,12 +84,31 @@ function tryByteChecksums(msg: MessageFrames, pos: number, minRate: number): Mat
   const out: Match[] = [];
   const idSum = idBytes(msg.id, msg.extended).reduce((a, b) => a + b, 0);
   const xm = modeShare(xorC);
-  if (xm.share >= minRate) out.push({ algorithm: 'xor8', variant: xm.value === 0 ? 'xor' : `xor^${hex2(xm.value)}`, constant: xm.value, matchRate: xm.share, strength: 0.9 });
+  if (xm.share >= minRate)
+    out.push({
+      algorithm: 'xor8',
+      variant: xm.value === 0 ? 'xor' : `xor^${hex2(xm.value)}`,
+      constant: xm.value,
+      matchRate: xm.share,
+      strength: 0.9,
+    });
   const sm = modeShare(sumC);
-  if (sm.share >= minRate) out.push({ algorithm: 'sum8', variant: sumVariant(sm.value, idSum, length), constant: sm.value, matchRate: sm.share, strength: 0.9 });
+  if (sm.share >= minRate)
+    out.push({
+      algorithm: 'sum8',
+      variant: sumVariant(sm.value, idSum, length),
+      constant: sm.value,
+      matchRate: sm.share,
+      strength: 0.9,
+    });
   const nm = modeShare(negC);
   if (nm.share >= minRate) {
-    const variant = nm.value === 0 ? 'two\'s complement sum' : nm.value === 0xff ? 'inverted sum (~sum)' : `${hex2(nm.value)}-sum`;
+    const variant =
+      nm.value === 0
+        ? "two's complement sum"
+        : nm.value === 0xff
+          ? 'inverted sum (~sum)'
+          : `${hex2(nm.value)}-sum`;
     out.push({ algorithm: 'negsum8', variant, constant: nm.value, matchRate: nm.share, strength: 0.9 });
   }
   for (const params of CRC8_ALGORITHMS) {
@@ -99,7 +118,13 @@ function tryByteChecksums(msg: MessageFrames, pos: number, minRate: number): Mat
   return out;
 }
 
-function tryCrc(msg: MessageFrames, pos: number, covered: number[], params: Crc8Params, minRate: number): Match | undefined {
+function tryCrc(
+  msg: MessageFrames,
+  pos: number,
+  covered: number[],
+  params: Crc8Params,
+  minRate: number,
+): Match | undefined {
   const { data } = msg;
   const n = data.length;
   // Plain CRC, and the register state after the data for the appended data-id search.
@@ -110,7 +135,14 @@ function tryCrc(msg: MessageFrames, pos: number, covered: number[], params: Crc8
     states[t] = crc8Update(params, params.init, d, covered);
     if ((states[t]! ^ params.xorOut) === d[pos]) plain++;
   }
-  if (plain / n >= minRate) return { algorithm: params.name, variant: `${params.name}`, constant: 0, matchRate: plain / n, strength: 1 };
+  if (plain / n >= minRate)
+    return {
+      algorithm: params.name,
+      variant: `${params.name}`,
+      constant: 0,
+      matchRate: plain / n,
+      strength: 1,
+    };
   // Appended data id: final = table[state ^ id] ^ xorOut. Invert the table to read the id off each frame.
   const inverse = new Int16Array(256).fill(-1);
   for (let i = 0; i < 256; i++) inverse[params.table[i]!] = i;
@@ -121,18 +153,35 @@ function tryCrc(msg: MessageFrames, pos: number, covered: number[], params: Crc8
   }
   const app = modeShare(ids);
   if (app.share >= minRate) {
-    return { algorithm: params.name, variant: `${params.name} + data id ${hex2(app.value)} appended`, constant: 0, dataId: app.value, dataIdPlacement: 'append', matchRate: app.share, strength: 1 };
+    return {
+      algorithm: params.name,
+      variant: `${params.name} + data id ${hex2(app.value)} appended`,
+      constant: 0,
+      dataId: app.value,
+      dataIdPlacement: 'append',
+      matchRate: app.share,
+      strength: 1,
+    };
   }
   // Prepended data id: screen all 256 ids on the first frames, then verify survivors on all frames.
   const screen = Math.min(n, 12);
   for (let id = 0; id < 256; id++) {
     let ok = 0;
-    for (let t = 0; t < screen; t++) if (crc8(params, data[t]!, covered, id, 'prepend') === data[t]![pos]) ok++;
+    for (let t = 0; t < screen; t++)
+      if (crc8(params, data[t]!, covered, id, 'prepend') === data[t]![pos]) ok++;
     if (ok < screen - 1) continue;
     let all = 0;
     for (let t = 0; t < n; t++) if (crc8(params, data[t]!, covered, id, 'prepend') === data[t]![pos]) all++;
     if (all / n >= minRate) {
-      return { algorithm: params.name, variant: `${params.name} + data id ${hex2(id)} prepended`, constant: 0, dataId: id, dataIdPlacement: 'prepend', matchRate: all / n, strength: 1 };
+      return {
+        algorithm: params.name,
+        variant: `${params.name} + data id ${hex2(id)} prepended`,
+        constant: 0,
+        dataId: id,
+        dataIdPlacement: 'prepend',
+        matchRate: all / n,
+        strength: 1,
+      };
     }
   }
   return undefined;
@@ -153,12 +202,25 @@ function tryNibbleChecksums(msg: MessageFrames, nib: number, minRate: number): M
   }
   const out: Match[] = [];
   const pm = modeShare(plus);
-  if (pm.share >= minRate) out.push({ algorithm: 'nibble_sum', variant: pm.value === 0 ? 'nibble sum' : `nibble sum + ${pm.value}`, constant: pm.value, matchRate: pm.share, strength: 0.85 });
+  if (pm.share >= minRate)
+    out.push({
+      algorithm: 'nibble_sum',
+      variant: pm.value === 0 ? 'nibble sum' : `nibble sum + ${pm.value}`,
+      constant: pm.value,
+      matchRate: pm.share,
+      strength: 0.85,
+    });
   const mm = modeShare(minus);
   if (mm.share >= minRate) {
     const honda = (8 - idNibbleSum(msg.id)) & 0xf;
     const variant = mm.value === honda ? 'honda (8 - nibble sum of id and data)' : `${mm.value} - nibble sum`;
-    out.push({ algorithm: 'nibble_negsum', variant, constant: mm.value, matchRate: mm.share, strength: 0.85 });
+    out.push({
+      algorithm: 'nibble_negsum',
+      variant,
+      constant: mm.value,
+      matchRate: mm.share,
+      strength: 0.85,
+    });
   }
   return out;
 }
@@ -190,18 +252,40 @@ export function detectChecksums(msg: MessageFrames, options: ChecksumOptions = {
       dataIdPlacement: best.dataIdPlacement,
       coveredBytes: Array.from({ length }, (_, i) => i).filter((i) => i !== pos),
       matchRate: best.matchRate,
-      confidence: Math.max(0, Math.min(1, best.matchRate * best.strength * (1 - chance) * (1 - 1 / distinct))),
+      confidence: Math.max(
+        0,
+        Math.min(1, best.matchRate * best.strength * (1 - chance) * (1 - 1 / distinct)),
+      ),
       evidence: [
         `byte ${pos} = ${best.variant} of bytes ${pos === 0 ? '' : `0-${pos - 1}`}${pos > 0 && pos < length - 1 ? ',' : ''}${pos < length - 1 ? `${pos + 1}-${length - 1}` : ''} in ${(best.matchRate * 100).toFixed(1)}% of ${n} frames`,
         `checksum byte takes ${distinct} distinct values; ${varyingOthers} other bytes vary`,
-        ...(matches.length > 1 ? [`also consistent: ${matches.slice(1).map((m) => m.variant).join(', ')}`] : []),
+        ...(matches.length > 1
+          ? [
+              `also consistent: ${matches
+                .slice(1)
+                .map((m) => m.variant)
+                .join(', ')}`,
+            ]
+          : []),
       ],
     });
   }
-  const nibbleVaries = Array.from({ length: length * 2 }, (_, j) => distinctCount(data.map((d) => nibbleOf(d, j))) > 1);
+  const nibbleVaries = Array.from(
+    { length: length * 2 },
+    (_, j) => distinctCount(data.map((d) => nibbleOf(d, j))) > 1,
+  );
   for (let nib = 0; nib < length * 2; nib++) {
     const byte = nib >> 1;
-    if (out.some((c) => c.field.length === 8 && c.field.startBit >> 3 === byte && c.algorithm !== 'xor8' && c.algorithm !== 'negsum8')) continue;
+    if (
+      out.some(
+        (c) =>
+          c.field.length === 8 &&
+          c.field.startBit >> 3 === byte &&
+          c.algorithm !== 'xor8' &&
+          c.algorithm !== 'negsum8',
+      )
+    )
+      continue;
     const distinct = distinctCount(data.map((d) => nibbleOf(d, nib)));
     if (distinct < 4) continue;
     const varyingOthers = nibbleVaries.filter((v, j) => v && j !== nib).length;
@@ -256,7 +340,9 @@ function resolveSymmetric(found: ChecksumCandidate[], msg: MessageFrames): Check
     scored.sort((a, b) => b.r - a.r || lastStart(b.c) - lastStart(a.c));
     const top = scored[0]!;
     if (list.length > 1) {
-      top.c.evidence.push(`the rule is symmetric (${list.length} positions satisfy it); this position's bits flip most like a checksum's (randomness ${top.r.toFixed(2)} vs next ${scored[1]!.r.toFixed(2)})`);
+      top.c.evidence.push(
+        `the rule is symmetric (${list.length} positions satisfy it); this position's bits flip most like a checksum's (randomness ${top.r.toFixed(2)} vs next ${scored[1]!.r.toFixed(2)})`,
+      );
       top.c.confidence *= Math.min(1, 0.6 + (top.r - scored[1]!.r));
     }
     keep.push(top.c);

@@ -80,7 +80,7 @@ export function detectCounters(msg: MessageFrames, options: CounterOptions = {})
         // Big endian: bits step towards the MSB by decreasing MSB-first position; stop at the payload start.
         if (exclude.has(bit) || flips[bit] === 0) break;
         const scale = 2 ** (w - 1);
-        for (let t = 0; t < n; t++) values[t] = values[t]! + (((data[t]![bit >> 3]! >> (bit & 7)) & 1) * scale);
+        for (let t = 0; t < n; t++) values[t] = values[t]! + ((data[t]![bit >> 3]! >> (bit & 7)) & 1) * scale;
         const fit = fitCounter(values, w);
         if (!fit || fit.matchRate < minRate) break;
         // A wider reading must explain the frames as well as the narrower one: a slow neighbouring
@@ -101,7 +101,10 @@ export function detectCounters(msg: MessageFrames, options: CounterOptions = {})
         step,
         modulus,
         matchRate,
-        confidence: Math.min(1, matchRate * (wraps > 0 ? 1 : 0.8) * (1 - 1 / n) * (best.width >= 3 ? 1 : 0.9)),
+        confidence: Math.min(
+          1,
+          matchRate * (wraps > 0 ? 1 : 0.8) * (1 - 1 / n) * (best.width >= 3 ? 1 : 0.9),
+        ),
         evidence,
       };
       // Constant bits right below the LSB that reach a nibble boundary: the aligned reading steps by 2^k.
@@ -113,7 +116,9 @@ export function detectCounters(msg: MessageFrames, options: CounterOptions = {})
           const af = fieldFromLsb(below, best.width + e, order);
           const aligned = { field: af, step: step * 2 ** e };
           cand.aligned = aligned;
-          evidence.push(`read from aligned bit ${below} as ${best.width + e} bits it steps +${aligned.step} (low ${e} bit(s) constant ${readField(data[0]!, fieldFromLsb(below, e, order))})`);
+          evidence.push(
+            `read from aligned bit ${below} as ${best.width + e} bits it steps +${aligned.step} (low ${e} bit(s) constant ${readField(data[0]!, fieldFromLsb(below, e, order))})`,
+          );
           break;
         }
       }
@@ -121,7 +126,12 @@ export function detectCounters(msg: MessageFrames, options: CounterOptions = {})
     }
   }
   // Keep the widest; drop candidates sharing bits with a wider or equally wide earlier one.
-  found.sort((a, b) => b.field.length - a.field.length || b.confidence - a.confidence || (a.field.byteOrder === 'little_endian' ? -1 : 1));
+  found.sort(
+    (a, b) =>
+      b.field.length - a.field.length ||
+      b.confidence - a.confidence ||
+      (a.field.byteOrder === 'little_endian' ? -1 : 1),
+  );
   const used = new Set<number>();
   const out: CounterCandidate[] = [];
   for (const c of found) {

@@ -19,19 +19,42 @@ export interface Crc8Params {
 }
 
 /** SAE J1850: poly 0x1D, init 0xFF, xorout 0xFF (check value of "123456789" is 0x4B). */
-export const CRC8_SAE_J1850: Crc8Params = { name: 'crc8_sae_j1850', poly: 0x1d, init: 0xff, xorOut: 0xff, table: crc8Table(0x1d) };
+export const CRC8_SAE_J1850: Crc8Params = {
+  name: 'crc8_sae_j1850',
+  poly: 0x1d,
+  init: 0xff,
+  xorOut: 0xff,
+  table: crc8Table(0x1d),
+};
 /** AUTOSAR CRC8H2F: poly 0x2F, init 0xFF, xorout 0xFF (check value of "123456789" is 0xDF). */
-export const CRC8_AUTOSAR_8H2F: Crc8Params = { name: 'crc8_autosar_8h2f', poly: 0x2f, init: 0xff, xorOut: 0xff, table: crc8Table(0x2f) };
+export const CRC8_AUTOSAR_8H2F: Crc8Params = {
+  name: 'crc8_autosar_8h2f',
+  poly: 0x2f,
+  init: 0xff,
+  xorOut: 0xff,
+  table: crc8Table(0x2f),
+};
 export const CRC8_ALGORITHMS: readonly Crc8Params[] = [CRC8_SAE_J1850, CRC8_AUTOSAR_8H2F];
 
 /** CRC register after feeding `bytes[i]` for each i in `indices`, starting from `state` (no final XOR). */
-export function crc8Update(params: Crc8Params, state: number, bytes: Uint8Array, indices: readonly number[]): number {
+export function crc8Update(
+  params: Crc8Params,
+  state: number,
+  bytes: Uint8Array,
+  indices: readonly number[],
+): number {
   let c = state;
   for (const i of indices) c = params.table[c ^ bytes[i]!]!;
   return c;
 }
 
-export function crc8(params: Crc8Params, bytes: Uint8Array, indices: readonly number[], dataId?: number, placement?: 'append' | 'prepend'): number {
+export function crc8(
+  params: Crc8Params,
+  bytes: Uint8Array,
+  indices: readonly number[],
+  dataId?: number,
+  placement?: 'append' | 'prepend',
+): number {
   let c = params.init;
   if (dataId !== undefined && placement === 'prepend') c = params.table[c ^ dataId]!;
   c = crc8Update(params, c, bytes, indices);
@@ -41,7 +64,9 @@ export function crc8(params: Crc8Params, bytes: Uint8Array, indices: readonly nu
 
 /** Bytes of an arbitration id, most significant first: 2 for standard ids, 4 for extended ones. */
 export function idBytes(id: number, extended: boolean): number[] {
-  return extended ? [(id >>> 24) & 0xff, (id >>> 16) & 0xff, (id >>> 8) & 0xff, id & 0xff] : [(id >>> 8) & 0xff, id & 0xff];
+  return extended
+    ? [(id >>> 24) & 0xff, (id >>> 16) & 0xff, (id >>> 8) & 0xff, id & 0xff]
+    : [(id >>> 8) & 0xff, id & 0xff];
 }
 
 /** Hex digits (nibbles) of an arbitration id as Honda's checksum sums them. */

@@ -19,17 +19,50 @@ interface Claim {
   maximum?: number;
 }
 
-const PREFIX: Record<Claim['kind'], string> = { checksum: 'CHK', counter: 'CNT', multiplexer: 'MUX', field: 'SIG', flag: 'FLAG' };
+const PREFIX: Record<Claim['kind'], string> = {
+  checksum: 'CHK',
+  counter: 'CNT',
+  multiplexer: 'MUX',
+  field: 'SIG',
+  flag: 'FLAG',
+};
 /** Tie-break when confidences are equal: structure beats generic fields. */
 const RANK: Record<Claim['kind'], number> = { checksum: 5, multiplexer: 4, counter: 3, field: 2, flag: 1 };
 
 function claimsOf(idf: IdFindings): Claim[] {
   const claims: Claim[] = [];
-  for (const c of idf.checksums) claims.push({ kind: 'checksum', field: c.field, confidence: c.confidence, evidence: [`${c.variant}`, ...c.evidence], signed: false });
-  for (const c of idf.counters) claims.push({ kind: 'counter', field: c.field, confidence: c.confidence, evidence: c.evidence, signed: false });
-  for (const m of idf.multiplexers) claims.push({ kind: 'multiplexer', field: m.field, confidence: m.confidence, evidence: m.evidence, signed: false });
+  for (const c of idf.checksums)
+    claims.push({
+      kind: 'checksum',
+      field: c.field,
+      confidence: c.confidence,
+      evidence: [`${c.variant}`, ...c.evidence],
+      signed: false,
+    });
+  for (const c of idf.counters)
+    claims.push({
+      kind: 'counter',
+      field: c.field,
+      confidence: c.confidence,
+      evidence: c.evidence,
+      signed: false,
+    });
+  for (const m of idf.multiplexers)
+    claims.push({
+      kind: 'multiplexer',
+      field: m.field,
+      confidence: m.confidence,
+      evidence: m.evidence,
+      signed: false,
+    });
   for (const f of idf.fields) {
-    const table = idf.valueTables.find((v) => v.multiplexerValue === f.multiplexerValue && v.field.startBit === f.field.startBit && v.field.length === f.field.length && v.field.byteOrder === f.field.byteOrder);
+    const table = idf.valueTables.find(
+      (v) =>
+        v.multiplexerValue === f.multiplexerValue &&
+        v.field.startBit === f.field.startBit &&
+        v.field.length === f.field.length &&
+        v.field.byteOrder === f.field.byteOrder,
+    );
     claims.push({
       kind: 'field',
       field: f.field,
@@ -42,13 +75,25 @@ function claimsOf(idf: IdFindings): Claim[] {
       maximum: f.maxRaw,
     });
   }
-  for (const f of idf.flags) claims.push({ kind: 'flag', field: f.field, confidence: f.confidence, evidence: f.evidence, signed: false, multiplexerValue: f.multiplexerValue });
+  for (const f of idf.flags)
+    claims.push({
+      kind: 'flag',
+      field: f.field,
+      confidence: f.confidence,
+      evidence: f.evidence,
+      signed: false,
+      multiplexerValue: f.multiplexerValue,
+    });
   return claims;
 }
 
 /** Two claims conflict when they share a bit and can be present in the same frame. */
 function conflicts(a: Claim, b: Claim): boolean {
-  return a.multiplexerValue === undefined || b.multiplexerValue === undefined || a.multiplexerValue === b.multiplexerValue;
+  return (
+    a.multiplexerValue === undefined ||
+    b.multiplexerValue === undefined ||
+    a.multiplexerValue === b.multiplexerValue
+  );
 }
 
 /** The claim's field with taken bits cut off its ends, or undefined when a taken bit is inside or nothing is left. */
@@ -69,7 +114,10 @@ function hexKey(idf: IdFindings): string {
 }
 
 function signalName(kind: Claim['kind'], idf: IdFindings, field: FieldRef, used: Set<string>): string {
-  let name = kind === 'checksum' || kind === 'counter' || kind === 'multiplexer' ? `${PREFIX[kind]}_${hexKey(idf)}` : `${PREFIX[kind]}_${hexKey(idf)}_b${field.startBit}_${field.length}`;
+  let name =
+    kind === 'checksum' || kind === 'counter' || kind === 'multiplexer'
+      ? `${PREFIX[kind]}_${hexKey(idf)}`
+      : `${PREFIX[kind]}_${hexKey(idf)}_b${field.startBit}_${field.length}`;
   if (used.has(name)) name = `${PREFIX[kind]}_${hexKey(idf)}_b${field.startBit}_${field.length}`;
   let k = 2;
   const base = name;
@@ -84,7 +132,9 @@ function commentText(lines: string[], confidence: number): string {
 }
 
 export function buildDraftMessage(idf: IdFindings): DbcMessage {
-  const claims = claimsOf(idf).sort((a, b) => b.confidence - a.confidence || RANK[b.kind] - RANK[a.kind] || b.field.length - a.field.length);
+  const claims = claimsOf(idf).sort(
+    (a, b) => b.confidence - a.confidence || RANK[b.kind] - RANK[a.kind] || b.field.length - a.field.length,
+  );
   const accepted: Claim[] = [];
   const dropped: string[] = [];
   for (const claim of claims) {
@@ -95,15 +145,25 @@ export function buildDraftMessage(idf: IdFindings): DbcMessage {
       dropped.push(`${claim.kind} at bit ${claim.field.startBit} len ${claim.field.length}`);
       continue;
     }
-    if (field !== claim.field) claim.evidence = [...claim.evidence, `trimmed from bit ${claim.field.startBit} len ${claim.field.length} by a more confident claim`];
-    accepted.push({ ...claim, field, ...(field !== claim.field ? { minimum: undefined, maximum: undefined, valueTable: undefined } : {}) });
+    if (field !== claim.field)
+      claim.evidence = [
+        ...claim.evidence,
+        `trimmed from bit ${claim.field.startBit} len ${claim.field.length} by a more confident claim`,
+      ];
+    accepted.push({
+      ...claim,
+      field,
+      ...(field !== claim.field ? { minimum: undefined, maximum: undefined, valueTable: undefined } : {}),
+    });
   }
   const hasMux = accepted.some((c) => c.kind === 'multiplexer');
   const used = new Set<string>();
   const signals: DbcSignal[] = accepted
     .sort((a, b) => fieldBits(a.field)[0]! - fieldBits(b.field)[0]!)
     .map((c) => {
-      const full = c.signed ? { min: -(2 ** (c.field.length - 1)), max: 2 ** (c.field.length - 1) - 1 } : { min: 0, max: 2 ** c.field.length - 1 };
+      const full = c.signed
+        ? { min: -(2 ** (c.field.length - 1)), max: 2 ** (c.field.length - 1) - 1 }
+        : { min: 0, max: 2 ** c.field.length - 1 };
       const signal: DbcSignal = {
         name: signalName(c.kind, idf, c.field, used),
         startBit: c.field.startBit,
@@ -132,7 +192,13 @@ export function buildDraftMessage(idf: IdFindings): DbcMessage {
     length: idf.length,
     sender: 'Vector__XXX',
     signals,
-    comment: commentText([`${idf.frames} frames analysed, ${idf.byteOrder === 'little_endian' ? 'Intel' : 'Motorola'} byte order`, ...(dropped.length ? [`dropped overlapping claims: ${dropped.join(', ')}`] : [])], 1),
+    comment: commentText(
+      [
+        `${idf.frames} frames analysed, ${idf.byteOrder === 'little_endian' ? 'Intel' : 'Motorola'} byte order`,
+        ...(dropped.length ? [`dropped overlapping claims: ${dropped.join(', ')}`] : []),
+      ],
+      1,
+    ),
     attributes: {},
   };
 }
@@ -146,7 +212,8 @@ export function buildDraftDbc(findings: Findings): DbcDatabase {
     nodes: [],
     valueTables: new Map(),
     messages: findings.ids.filter((f) => f.length > 0).map(buildDraftMessage),
-    comment: 'Draft generated by canlab detect from frame statistics alone; names and scaling are placeholders.',
+    comment:
+      'Draft generated by canlab detect from frame statistics alone; names and scaling are placeholders.',
     attributeDefinitions: [],
     attributes: {},
   };

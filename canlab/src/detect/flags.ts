@@ -11,7 +11,11 @@ export interface FlagOptions {
 }
 
 /** Judges a one-bit field found by the segmentation; undefined when the bit looks like noise. */
-export function judgeFlag(data: readonly Uint8Array[], field: FieldRef, options: FlagOptions = {}): FlagCandidate | undefined {
+export function judgeFlag(
+  data: readonly Uint8Array[],
+  field: FieldRef,
+  options: FlagOptions = {},
+): FlagCandidate | undefined {
   const n = data.length;
   if (n < 2 || field.length !== 1) return undefined;
   let toggles = 0;
@@ -26,7 +30,8 @@ export function judgeFlag(data: readonly Uint8Array[], field: FieldRef, options:
   if (toggles === 0) return undefined;
   const rate = toggles / (n - 1);
   const maxRate = options.maxToggleRate ?? 0.2;
-  const confidence = rate <= maxRate ? Math.min(0.95, 0.6 + 0.35 * (1 - rate / maxRate)) : Math.max(0.1, 0.5 - rate);
+  const confidence =
+    rate <= maxRate ? Math.min(0.95, 0.6 + 0.35 * (1 - rate / maxRate)) : Math.max(0.1, 0.5 - rate);
   return {
     kind: 'flag',
     field,
@@ -35,7 +40,9 @@ export function judgeFlag(data: readonly Uint8Array[], field: FieldRef, options:
     confidence,
     evidence: [
       `${describeField(field)}: ${toggles} toggles in ${n} frames (${(rate * 100).toFixed(2)}% of frame pairs), set in ${((on / n) * 100).toFixed(1)}% of frames`,
-      rate <= maxRate ? 'few toggles and no neighbouring bit changes with it: a status flag' : 'toggles often: more likely a noise or data bit than a status flag',
+      rate <= maxRate
+        ? 'few toggles and no neighbouring bit changes with it: a status flag'
+        : 'toggles often: more likely a noise or data bit than a status flag',
     ],
   };
 }
@@ -48,7 +55,11 @@ export interface ValueTableOptions {
 }
 
 /** Judges a multi-bit field as an enumeration; undefined when it has too many values or changes too often. */
-export function judgeValueTable(data: readonly Uint8Array[], field: FieldRef, options: ValueTableOptions = {}): ValueTableCandidate | undefined {
+export function judgeValueTable(
+  data: readonly Uint8Array[],
+  field: FieldRef,
+  options: ValueTableOptions = {},
+): ValueTableCandidate | undefined {
   const n = data.length;
   if (n < 2 || field.length < 2) return undefined;
   const counts = new Map<number, number>();
@@ -62,8 +73,11 @@ export function judgeValueTable(data: readonly Uint8Array[], field: FieldRef, op
   }
   const maxDistinct = options.maxDistinct ?? 16;
   const rate = changes / (n - 1);
-  if (counts.size < 2 || counts.size > maxDistinct || rate > (options.maxChangeRate ?? 0.25)) return undefined;
-  const values = [...counts.entries()].map(([value, count]) => ({ value, count })).sort((a, b) => a.value - b.value);
+  if (counts.size < 2 || counts.size > maxDistinct || rate > (options.maxChangeRate ?? 0.25))
+    return undefined;
+  const values = [...counts.entries()]
+    .map(([value, count]) => ({ value, count }))
+    .sort((a, b) => a.value - b.value);
   // Few values out of many possible ones, with gaps between them, look like an enumeration.
   const possible = 2 ** field.length;
   const sparsity = 1 - counts.size / Math.min(possible, 64);

@@ -36,7 +36,13 @@ interface FieldJudgement {
   byteOrder: ByteOrder;
 }
 
-function judgeFields(data: readonly Uint8Array[], length: number, available: Set<number>, options: DetectOptions, multiplexerValue?: number): FieldJudgement {
+function judgeFields(
+  data: readonly Uint8Array[],
+  length: number,
+  available: Set<number>,
+  options: DetectOptions,
+  multiplexerValue?: number,
+): FieldJudgement {
   const out: FieldJudgement = { fields: [], flags: [], valueTables: [], byteOrder: 'little_endian' };
   if (available.size === 0 || data.length < 2) return out;
   const [best, other] = segmentFields(data, length, available, { maxFrames: options.maxSegmentFrames });
@@ -128,7 +134,10 @@ export function detectMessage(msg: MessageFrames, options: DetectOptions = {}): 
   findings.checksums.forEach((c) => claim(c.field));
   let counters = detectCounters(msg, { excludeBits: claimed });
 
-  const mux = detectMultiplexer(data, length, { excludeBits: claimed, extraCandidates: counters.map((c) => c.field) });
+  const mux = detectMultiplexer(data, length, {
+    excludeBits: claimed,
+    extraCandidates: counters.map((c) => c.field),
+  });
   if (mux) {
     // A round-robin selector also reads as a counter: the multiplexer explanation wins.
     const selBits = new Set(fieldBits(mux.field));

@@ -36,11 +36,17 @@ function groupBy(data: readonly Uint8Array[], field: FieldRef, maxGroups: number
     }
     g.push(t);
   }
-  return [...groups.entries()].map(([value, frames]) => ({ value, frames })).sort((a, b) => a.value - b.value);
+  return [...groups.entries()]
+    .map(([value, frames]) => ({ value, frames }))
+    .sort((a, b) => a.value - b.value);
 }
 
 /** Per bit, how often it flips between consecutive frames of the group. */
-export function groupFlipCounts(data: readonly Uint8Array[], frames: readonly number[], length: number): number[] {
+export function groupFlipCounts(
+  data: readonly Uint8Array[],
+  frames: readonly number[],
+  length: number,
+): number[] {
   const flips = new Array<number>(length * 8).fill(0);
   for (let k = 1; k < frames.length; k++) {
     const a = data[frames[k - 1]!]!;
@@ -55,7 +61,11 @@ export function groupFlipCounts(data: readonly Uint8Array[], frames: readonly nu
 }
 
 /** The best multiplexer of one id's frames, if any. */
-export function detectMultiplexer(data: readonly Uint8Array[], length: number, options: MultiplexerOptions = {}): MultiplexerCandidate | undefined {
+export function detectMultiplexer(
+  data: readonly Uint8Array[],
+  length: number,
+  options: MultiplexerOptions = {},
+): MultiplexerCandidate | undefined {
   const n = data.length;
   if (n < 40) return undefined;
   const exclude = options.excludeBits ?? new Set<number>();
@@ -63,7 +73,8 @@ export function detectMultiplexer(data: readonly Uint8Array[], length: number, o
   const candidates: FieldRef[] = [...(options.extraCandidates ?? [])];
   for (let byte = 0; byte < length; byte++) {
     for (let lo = 0; lo < 8; lo++) {
-      for (let w = 1; lo + w <= 8; w++) candidates.push({ startBit: byte * 8 + lo, length: w, byteOrder: 'little_endian' });
+      for (let w = 1; lo + w <= 8; w++)
+        candidates.push({ startBit: byte * 8 + lo, length: w, byteOrder: 'little_endian' });
     }
   }
   let best: { cand: MultiplexerCandidate; score: number } | undefined;
@@ -91,7 +102,8 @@ export function detectMultiplexer(data: readonly Uint8Array[], length: number, o
       if (own.has(b) || exclude.has(b)) continue;
       // Constant under one value although, at the rate it moves under another value, it would have flipped many times.
       let maxRate = 0;
-      for (let g = 0; g < big.length; g++) maxRate = max(maxRate, flips[g]![b]! / max(1, big[g]!.frames.length - 1));
+      for (let g = 0; g < big.length; g++)
+        maxRate = max(maxRate, flips[g]![b]! / max(1, big[g]!.frames.length - 1));
       const still = big.some((g, i) => flips[i]![b] === 0 && maxRate * (g.frames.length - 1) >= 20);
       if (still) specific.push(b);
     }
@@ -113,7 +125,11 @@ export function detectMultiplexer(data: readonly Uint8Array[], length: number, o
     // Prefer the selector under which pages are purest (fewest flips within a page), then narrower ones.
     const score = ratio - 0.001 * field.length;
     if (best && score <= best.score) continue;
-    const groupsOut = big.map((g, i) => ({ value: g.value, frames: g.frames.length, movingBits: moving[i]!.flatMap((m, b) => (m && !own.has(b) ? [b] : [])) }));
+    const groupsOut = big.map((g, i) => ({
+      value: g.value,
+      frames: g.frames.length,
+      movingBits: moving[i]!.flatMap((m, b) => (m && !own.has(b) ? [b] : [])),
+    }));
     best = {
       score,
       cand: {
@@ -124,7 +140,9 @@ export function detectMultiplexer(data: readonly Uint8Array[], length: number, o
         evidence: [
           `${describeField(field)} takes ${groups.length} values; ${specific.length} other bits move under some values and stay constant under others`,
           `other bits flip ${ratio.toFixed(1)}x more often between consecutive frames than between consecutive frames of one selector value`,
-          ...groupsOut.map((g) => `selector ${g.value}: ${g.frames} frames, ${g.movingBits.length} moving bits`),
+          ...groupsOut.map(
+            (g) => `selector ${g.value}: ${g.frames} frames, ${g.movingBits.length} moving bits`,
+          ),
         ],
       },
     };

@@ -24,13 +24,7 @@ export interface CounterCandidate extends CandidateBase {
 }
 
 export type ChecksumAlgorithm =
-  | 'xor8'
-  | 'sum8'
-  | 'negsum8'
-  | 'crc8_sae_j1850'
-  | 'crc8_autosar_8h2f'
-  | 'nibble_sum'
-  | 'nibble_negsum';
+  'xor8' | 'sum8' | 'negsum8' | 'crc8_sae_j1850' | 'crc8_autosar_8h2f' | 'nibble_sum' | 'nibble_negsum';
 
 export interface ChecksumCandidate extends CandidateBase {
   kind: 'checksum';

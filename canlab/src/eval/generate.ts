@@ -99,9 +99,21 @@ const BYTE_ALGOS: TruthChecksum[] = [
   { algorithm: 'sum8', constant: -1, label: 'sum + id bytes (Tesla style)' },
   { algorithm: 'crc8_sae_j1850', constant: 0, label: 'CRC-8 SAE J1850' },
   { algorithm: 'sum8', constant: -2, label: 'Toyota (id bytes + length + data)' },
-  { algorithm: 'crc8_autosar_8h2f', constant: 0, dataId: -1, dataIdPlacement: 'append', label: 'CRC-8 8H2F + data id appended' },
+  {
+    algorithm: 'crc8_autosar_8h2f',
+    constant: 0,
+    dataId: -1,
+    dataIdPlacement: 'append',
+    label: 'CRC-8 8H2F + data id appended',
+  },
   { algorithm: 'xor8', constant: 0, label: 'XOR of bytes' },
-  { algorithm: 'crc8_sae_j1850', constant: 0, dataId: -1, dataIdPlacement: 'prepend', label: 'CRC-8 SAE J1850 + data id prepended' },
+  {
+    algorithm: 'crc8_sae_j1850',
+    constant: 0,
+    dataId: -1,
+    dataIdPlacement: 'prepend',
+    label: 'CRC-8 SAE J1850 + data id prepended',
+  },
   { algorithm: 'negsum8', constant: 0xff, label: 'inverted sum (~sum)' },
   { algorithm: 'crc8_autosar_8h2f', constant: 0, label: 'CRC-8 8H2F' },
   { algorithm: 'sum8', constant: 0, label: 'plain sum' },
@@ -157,7 +169,12 @@ export function computeChecksum(cs: TruthChecksum, data: Uint8Array, field: Fiel
 type Trace = (t: number) => number;
 
 /** A data signal's raw-value trace (integer, in the signal's signed or unsigned raw range). */
-function makeTrace(signal: DbcSignal, frames: number, rand: () => number, minSpan: number): { trace: Trace; kind: string } {
+function makeTrace(
+  signal: DbcSignal,
+  frames: number,
+  rand: () => number,
+  minSpan: number,
+): { trace: Trace; kind: string } {
   const n = signal.length;
   const lo = signal.signed ? -(2 ** (n - 1)) : 0;
   const hi = signal.signed ? 2 ** (n - 1) - 1 : 2 ** n - 1;
@@ -178,7 +195,8 @@ function makeTrace(signal: DbcSignal, frames: number, rand: () => number, minSpa
   };
   if (n === 1) return { trace: holdSequence(() => (rand() < 0.5 ? 0 : 1)), kind: 'boolean' };
   const table = signal.valueTable ? [...signal.valueTable.keys()].filter((k) => k >= lo && k <= hi) : [];
-  if (table.length >= 2) return { trace: holdSequence(() => table[floor(rand() * table.length)]!), kind: 'enumeration' };
+  if (table.length >= 2)
+    return { trace: holdSequence(() => table[floor(rand() * table.length)]!), kind: 'enumeration' };
   if (n <= 3) {
     const count = 2 + floor(rand() * (2 ** n - 1));
     const values = Array.from({ length: count }, () => floor(rand() * 2 ** n) + lo);
@@ -204,7 +222,11 @@ function makeTrace(signal: DbcSignal, frames: number, rand: () => number, minSpa
     const period = 80 + floor(rand() * 600);
     const phase = rand() * 2 * Math.PI;
     const noise = max(0.3, 0.002 * range);
-    return { trace: (t) => clamp(base + (span / 2) * (1 + sin((2 * Math.PI * t) / period + phase)) + noise * gauss(rand)), kind: 'sinusoid+noise' };
+    return {
+      trace: (t) =>
+        clamp(base + (span / 2) * (1 + sin((2 * Math.PI * t) / period + phase)) + noise * gauss(rand)),
+      kind: 'sinusoid+noise',
+    };
   }
   const seq = new Float64Array(frames);
   let v = base + span / 2;
@@ -232,17 +254,36 @@ interface Plan {
   period: number;
 }
 
-function planMessage(message: DbcMessage, frames: number, rand: () => number, options: Required<GenerateOptions>, state: { checksums: number }): Plan {
-  const truth: TruthMessage = { id: message.id, extended: message.extended, name: message.name, length: message.length, signals: [], excluded: [] };
+function planMessage(
+  message: DbcMessage,
+  frames: number,
+  rand: () => number,
+  options: Required<GenerateOptions>,
+  state: { checksums: number },
+): Plan {
+  const truth: TruthMessage = {
+    id: message.id,
+    extended: message.extended,
+    name: message.name,
+    length: message.length,
+    signals: [],
+    excluded: [],
+  };
   const taken = new Map<string, Set<number>>(); // mux scope → bits
-  const scope = (s: DbcSignal): string => (s.multiplexerValue === undefined ? 'all' : `m${s.multiplexerValue}`);
+  const scope = (s: DbcSignal): string =>
+    s.multiplexerValue === undefined ? 'all' : `m${s.multiplexerValue}`;
   const conflictsWith = (s: DbcSignal, bits: number[]): boolean => {
     const own = scope(s);
-    for (const [k, set] of taken) if ((k === 'all' || own === 'all' || k === own) && overlaps(bits, set)) return true;
+    for (const [k, set] of taken)
+      if ((k === 'all' || own === 'all' || k === own) && overlaps(bits, set)) return true;
     return false;
   };
   const plan: Plan = { message, truth, writers: [], period: 0 };
-  const muxValues = [...new Set(message.signals.flatMap((s) => (s.multiplexerValue === undefined ? [] : [s.multiplexerValue])))].sort((a, b) => a - b);
+  const muxValues = [
+    ...new Set(
+      message.signals.flatMap((s) => (s.multiplexerValue === undefined ? [] : [s.multiplexerValue])),
+    ),
+  ].sort((a, b) => a - b);
   // Selector first, then checksums, counters, data in file order.
   const order = [...message.signals].sort((a, b) => Number(b.isMultiplexer) - Number(a.isMultiplexer));
   for (const s of order) {
@@ -264,7 +305,15 @@ function planMessage(message: DbcMessage, frames: number, rand: () => number, op
     if (!taken.has(key)) taken.set(key, new Set());
     bits.forEach((b) => taken.get(key)!.add(b));
     let role = roleOf(s);
-    const base: TruthSignal = { name: s.name, field, signed: s.signed, role, varies: false, exercised: false, trace: '' };
+    const base: TruthSignal = {
+      name: s.name,
+      field,
+      signed: s.signed,
+      role,
+      varies: false,
+      exercised: false,
+      trace: '',
+    };
     if (s.multiplexerValue !== undefined) base.multiplexerValue = s.multiplexerValue;
     if (role === 'multiplexer') {
       if (muxValues.length === 0) role = base.role = 'data';
@@ -279,7 +328,12 @@ function planMessage(message: DbcMessage, frames: number, rand: () => number, op
       const bitIdx = bits[0]!;
       const byteAligned = s.length === 8 && bits.every((b) => b >> 3 === bitIdx >> 3);
       const nibbleAligned = s.length === 4 && bits.every((b) => b >> 2 === bitIdx >> 2);
-      if (!plan.checksum && s.multiplexerValue === undefined && (byteAligned || nibbleAligned) && message.length >= 2) {
+      if (
+        !plan.checksum &&
+        s.multiplexerValue === undefined &&
+        (byteAligned || nibbleAligned) &&
+        message.length >= 2
+      ) {
         const list = byteAligned ? BYTE_ALGOS : NIBBLE_ALGOS;
         const template = list[(state.checksums++ + options.checksumRotation) % list.length]!;
         base.checksum = resolveChecksum(template, message, rand);
@@ -336,10 +390,14 @@ export function generateCapture(db: DbcDatabase, options: GenerateOptions = {}):
   const seen = new Set<string>();
   for (const message of db.messages) {
     const key = `${message.extended ? 'x' : 's'}${message.id}`;
-    if (message.length === 0 || message.length > 64 || seen.has(key) || message.signals.length === 0) continue;
+    if (message.length === 0 || message.length > 64 || seen.has(key) || message.signals.length === 0)
+      continue;
     seen.add(key);
     const plan = planMessage(message, n, rand, opts, state);
-    const cycle = typeof message.attributes.GenMsgCycleTime === 'number' && message.attributes.GenMsgCycleTime > 0 ? message.attributes.GenMsgCycleTime : CYCLE_TIMES_MS[floor(rand() * CYCLE_TIMES_MS.length)]!;
+    const cycle =
+      typeof message.attributes.GenMsgCycleTime === 'number' && message.attributes.GenMsgCycleTime > 0
+        ? message.attributes.GenMsgCycleTime
+        : CYCLE_TIMES_MS[floor(rand() * CYCLE_TIMES_MS.length)]!;
     plan.period = cycle / 1000;
     const startOffset = rand() * plan.period;
     const fd = message.length > 8;
@@ -354,7 +412,12 @@ export function generateCapture(db: DbcDatabase, options: GenerateOptions = {}):
         if (w.signal.multiplexerValue !== undefined && w.signal.multiplexerValue !== page) continue;
         insertRaw(data, w.signal, w.value(t));
       }
-      if (plan.checksum) insertRaw(data, plan.checksum.signal, computeChecksum(plan.checksum.truth.checksum!, data, plan.checksum.truth.field));
+      if (plan.checksum)
+        insertRaw(
+          data,
+          plan.checksum.signal,
+          computeChecksum(plan.checksum.truth.checksum!, data, plan.checksum.truth.field),
+        );
       // Read every active signal back from the payload to record which of its bits ever toggled.
       for (const ts of plan.truth.signals) {
         if (ts.multiplexerValue !== undefined && ts.multiplexerValue !== page) continue;

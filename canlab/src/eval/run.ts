@@ -38,12 +38,20 @@ export interface EvalResult {
   seconds: number;
 }
 
-export async function evaluateDbc(file: string, options: GenerateOptions & DetectOptions = {}): Promise<EvalResult> {
+export async function evaluateDbc(
+  file: string,
+  options: GenerateOptions & DetectOptions = {},
+): Promise<EvalResult> {
   const db = await loadDbc(file);
   const started = Date.now();
   const { frames, truth } = generateCapture(db, options);
   const findings = detectFromFramesOnly(frames, options);
-  return { name: path.basename(file, '.dbc'), score: scoreFindings(findings, truth), frames: frames.length, seconds: (Date.now() - started) / 1000 };
+  return {
+    name: path.basename(file, '.dbc'),
+    score: scoreFindings(findings, truth),
+    frames: frames.length,
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
 /** Sums the counts of several scores (overlap means weighted by their denominators). */
@@ -55,7 +63,11 @@ export function combineScores(scores: readonly EvalScore[]): EvalScore {
   const sum = (pick: (s: EvalScore) => number): number => scores.reduce((a, s) => a + pick(s), 0);
   const varying = sum((s) => s.varyingSignals);
   const detected = sum((s) => s.detected);
-  const signedCounts = { tp: sum((s) => s.signedCounts.tp), fp: sum((s) => s.signedCounts.fp), fn: sum((s) => s.signedCounts.fn) };
+  const signedCounts = {
+    tp: sum((s) => s.signedCounts.tp),
+    fp: sum((s) => s.signedCounts.fp),
+    fn: sum((s) => s.signedCounts.fn),
+  };
   return {
     messages: sum((s) => s.messages),
     truthSignals: sum((s) => s.truthSignals),
@@ -63,7 +75,10 @@ export function combineScores(scores: readonly EvalScore[]): EvalScore {
     constantSignals: sum((s) => s.constantSignals),
     varyingSignals: varying,
     detected,
-    boundaryExact: { recall: add((s) => s.boundaryExact.recall), precision: add((s) => s.boundaryExact.precision) },
+    boundaryExact: {
+      recall: add((s) => s.boundaryExact.recall),
+      precision: add((s) => s.boundaryExact.precision),
+    },
     boundaryExactExercised: add((s) => s.boundaryExactExercised),
     signedCounts,
     overlapRecall: varying ? sum((s) => s.overlapRecall * s.varyingSignals) / varying : 1,

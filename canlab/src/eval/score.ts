@@ -51,10 +51,28 @@ export interface EvalScore {
 function detections(idf: IdFindings): Detected[] {
   return [
     ...idf.counters.map((c): Detected => ({ kind: 'counter', field: c.field, signed: false })),
-    ...idf.checksums.map((c): Detected => ({ kind: 'checksum', field: c.field, signed: false, algorithm: c.algorithm, constant: c.constant, dataId: c.dataId, dataIdPlacement: c.dataIdPlacement })),
+    ...idf.checksums.map((c): Detected => ({
+      kind: 'checksum',
+      field: c.field,
+      signed: false,
+      algorithm: c.algorithm,
+      constant: c.constant,
+      dataId: c.dataId,
+      dataIdPlacement: c.dataIdPlacement,
+    })),
     ...idf.multiplexers.map((m): Detected => ({ kind: 'multiplexer', field: m.field, signed: false })),
-    ...idf.fields.map((f): Detected => ({ kind: 'field', field: f.field, signed: f.signed, multiplexerValue: f.multiplexerValue })),
-    ...idf.flags.map((f): Detected => ({ kind: 'flag', field: f.field, signed: false, multiplexerValue: f.multiplexerValue })),
+    ...idf.fields.map((f): Detected => ({
+      kind: 'field',
+      field: f.field,
+      signed: f.signed,
+      multiplexerValue: f.multiplexerValue,
+    })),
+    ...idf.flags.map((f): Detected => ({
+      kind: 'flag',
+      field: f.field,
+      signed: false,
+      multiplexerValue: f.multiplexerValue,
+    })),
   ];
 }
 
@@ -112,14 +130,18 @@ export function scoreFindings(findings: Findings, truth: readonly TruthMessage[]
     s.boundaryExact.precision.total += det.length;
     for (const d of det) {
       const key = bitSetKey(d.field);
-      if (tm.signals.some((t) => (sameScope(t, d) || t.role === 'multiplexer') && bitSetKey(t.field) === key)) s.boundaryExact.precision.hit++;
+      if (tm.signals.some((t) => (sameScope(t, d) || t.role === 'multiplexer') && bitSetKey(t.field) === key))
+        s.boundaryExact.precision.hit++;
       let best = 0;
-      for (const t of tm.signals) if (sameScope(t, d) || t.role === 'multiplexer') best = Math.max(best, jaccard(t.field, d.field));
+      for (const t of tm.signals)
+        if (sameScope(t, d) || t.role === 'multiplexer') best = Math.max(best, jaccard(t.field, d.field));
       overlapP += best;
     }
     for (const t of varying) {
       const key = bitSetKey(t.field);
-      const scoped = det.filter((d) => sameScope(t, d) || (t.role === 'multiplexer' && d.kind === 'multiplexer'));
+      const scoped = det.filter(
+        (d) => sameScope(t, d) || (t.role === 'multiplexer' && d.kind === 'multiplexer'),
+      );
       const match = scoped.find((d) => bitSetKey(d.field) === key);
       s.boundaryExact.recall.total++;
       let best = 0;
@@ -129,8 +151,10 @@ export function scoreFindings(findings: Findings, truth: readonly TruthMessage[]
       if (t.exercised) {
         s.boundaryExactExercised.total++;
         if (match) s.boundaryExactExercised.hit++;
-      }
-      else if (s.misses.length < 400) s.misses.push(`${tm.name}.${t.name} (${t.field.startBit}|${t.field.length}@${t.field.byteOrder === 'little_endian' ? 1 : 0}${t.signed ? '-' : '+'} ${t.trace}) best overlap ${best.toFixed(2)}`);
+      } else if (s.misses.length < 400)
+        s.misses.push(
+          `${tm.name}.${t.name} (${t.field.startBit}|${t.field.length}@${t.field.byteOrder === 'little_endian' ? 1 : 0}${t.signed ? '-' : '+'} ${t.trace}) best overlap ${best.toFixed(2)}`,
+        );
       if (t.role === 'counter') {
         s.counters.total++;
         if (match?.kind === 'counter') s.counters.hit++;
@@ -141,7 +165,13 @@ export function scoreFindings(findings: Findings, truth: readonly TruthMessage[]
         if (match?.kind === 'checksum') {
           s.checksumsPosition.hit++;
           const c = t.checksum;
-          if (match.algorithm === c.algorithm && match.constant === c.constant && match.dataId === c.dataId && match.dataIdPlacement === c.dataIdPlacement) s.checksumsAlgorithm.hit++;
+          if (
+            match.algorithm === c.algorithm &&
+            match.constant === c.constant &&
+            match.dataId === c.dataId &&
+            match.dataIdPlacement === c.dataIdPlacement
+          )
+            s.checksumsAlgorithm.hit++;
         }
       }
       if (t.role === 'multiplexer') {
@@ -159,7 +189,10 @@ export function scoreFindings(findings: Findings, truth: readonly TruthMessage[]
         }
         s.signedness.total++;
         if (match.signed === t.signed) s.signedness.hit++;
-        else if (s.misses.length < 400) s.misses.push(`SIGNEDNESS ${tm.name}.${t.name} truth ${t.signed ? 'signed' : 'unsigned'} ${t.field.length} bits ${t.trace}`);
+        else if (s.misses.length < 400)
+          s.misses.push(
+            `SIGNEDNESS ${tm.name}.${t.name} truth ${t.signed ? 'signed' : 'unsigned'} ${t.field.length} bits ${t.trace}`,
+          );
         if (match.signed && t.signed) tp++;
         else if (match.signed) fp++;
         else if (t.signed) fn++;
@@ -205,12 +238,19 @@ export function formatScoreTable(rows: Array<{ name: string; score: EvalScore }>
     ['endianness (matched, len>1; 1-byte = ok)', (s) => pct(s.endianness)],
     ['endianness, multi-byte signals only', (s) => pct(s.endiannessMultiByte)],
     ['signedness accuracy (matched, len>1)', (s) => pct(s.signedness)],
-    ['signedness F1 (signed = positive)', (s) => (s.signedCounts.tp + s.signedCounts.fn === 0 ? `n/a (no signed; ${s.signedCounts.fp} FP)` : `${(s.signedF1 * 100).toFixed(1)}% (tp ${s.signedCounts.tp} fp ${s.signedCounts.fp} fn ${s.signedCounts.fn})`)],
+    [
+      'signedness F1 (signed = positive)',
+      (s) =>
+        s.signedCounts.tp + s.signedCounts.fn === 0
+          ? `n/a (no signed; ${s.signedCounts.fp} FP)`
+          : `${(s.signedF1 * 100).toFixed(1)}% (tp ${s.signedCounts.tp} fp ${s.signedCounts.fp} fn ${s.signedCounts.fn})`,
+    ],
   ];
   const header = ['metric', ...rows.map((r) => r.name)];
   const table = metrics.map(([label, fn]) => [label, ...rows.map((r) => fn(r.score))]);
   const widths = header.map((h, c) => Math.max(h.length, ...table.map((r) => r[c]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ');
+  const line = (cells: string[]): string =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...table.map(line)].join('\n');
 }
 

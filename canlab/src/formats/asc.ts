@@ -49,7 +49,24 @@ import {
 
 const EPOCH_1990 = 631152000;
 const MONTHS: Record<string, number> = {
-  jan: 1, feb: 2, mar: 3, 'mär': 3, mrz: 3, 'mã¤': 3, apr: 4, may: 5, mai: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, okt: 10, nov: 11, dec: 12, dez: 12,
+  jan: 1,
+  feb: 2,
+  mar: 3,
+  mär: 3,
+  mrz: 3,
+  'mã¤': 3,
+  apr: 4,
+  may: 5,
+  mai: 5,
+  jun: 6,
+  jul: 7,
+  aug: 8,
+  sep: 9,
+  oct: 10,
+  okt: 10,
+  nov: 11,
+  dec: 12,
+  dez: 12,
 };
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTH_NAMES = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -87,7 +104,8 @@ export function formatAscDate(epoch: number): string {
   return `${WEEKDAYS[d.getUTCDay()]} ${MONTH_NAMES[d.getUTCMonth()]} ${two(d.getUTCDate())} ${two(h12)}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}.${String(d.getUTCMilliseconds()).padStart(3, '0')} ${h < 12 ? 'am' : 'pm'} ${d.getUTCFullYear()}`;
 }
 
-const isDirection = (t: string | undefined): boolean => t === 'Rx' || t === 'Tx' || t === 'rx' || t === 'tx' || t === 'TxRq';
+const isDirection = (t: string | undefined): boolean =>
+  t === 'Rx' || t === 'Tx' || t === 'rx' || t === 'tx' || t === 'TxRq';
 
 /** Reads an ASC file as batches of frames. */
 export async function* readAscBatches(file: string): AsyncGenerator<CanFrame[]> {
@@ -110,10 +128,15 @@ export async function* readAscBatches(file: string): AsyncGenerator<CanFrame[]> 
           dateStart = parseAscDate(line.slice(5));
         } else if (lower.startsWith('base ')) {
           const t = lower.split(/\s+/);
-          if (t[1] !== 'hex' && t[1] !== 'dec') throw new CanlabInputError(where, `unknown number base "${t[1] ?? ''}", expected hex or dec`);
+          if (t[1] !== 'hex' && t[1] !== 'dec')
+            throw new CanlabInputError(where, `unknown number base "${t[1] ?? ''}", expected hex or dec`);
           hex = t[1] === 'hex';
           if (t[2] === 'timestamps') {
-            if (t[3] !== 'absolute' && t[3] !== 'relative') throw new CanlabInputError(where, `unknown timestamp mode "${t[3] ?? ''}", expected absolute or relative`);
+            if (t[3] !== 'absolute' && t[3] !== 'relative')
+              throw new CanlabInputError(
+                where,
+                `unknown timestamp mode "${t[3] ?? ''}", expected absolute or relative`,
+              );
             relative = t[3] === 'relative';
           }
         } else if (lower.startsWith('begin triggerblock')) {
@@ -153,16 +176,26 @@ function parseId(token: string, hex: boolean, where: string): { id: number; exte
   const extended = last === 120; /* x */
   const id = parseNum(extended ? token.slice(0, -1) : token, hex);
   if (Number.isNaN(id)) throw new CanlabInputError(where, `bad CAN id "${token}"`);
-  if (extended && id > 0x1fffffff) throw new CanlabInputError(where, `extended id ${token} is over 0x1FFFFFFF`);
-  if (!extended && id > 0x7ff) throw new CanlabInputError(where, `standard id ${token} is over 0x7FF (extended ids end in "x")`);
+  if (extended && id > 0x1fffffff)
+    throw new CanlabInputError(where, `extended id ${token} is over 0x1FFFFFFF`);
+  if (!extended && id > 0x7ff)
+    throw new CanlabInputError(where, `standard id ${token} is over 0x7FF (extended ids end in "x")`);
   return { id, extended };
 }
 
-function parseData(t: string[], from: number, count: number, hex: boolean, where: string, what: string): Uint8Array {
+function parseData(
+  t: string[],
+  from: number,
+  count: number,
+  hex: boolean,
+  where: string,
+  what: string,
+): Uint8Array {
   const data = new Uint8Array(count);
   for (let k = 0; k < count; k++) {
     const tok = t[from + k];
-    if (tok === undefined) throw new CanlabInputError(where, `${what} has ${k} data bytes, its length says ${count}`);
+    if (tok === undefined)
+      throw new CanlabInputError(where, `${what} has ${k} data bytes, its length says ${count}`);
     const v = parseNum(tok, hex);
     if (Number.isNaN(v) || v > 255) throw new CanlabInputError(where, `bad data byte "${tok}"`);
     data[k] = v;
@@ -170,8 +203,25 @@ function parseData(t: string[], from: number, count: number, hex: boolean, where
   return data;
 }
 
-function errorFrame(timestamp: number, channel: number, fd: boolean, direction: 'rx' | 'tx' | undefined): CanFrame {
-  const f: CanFrame = { timestamp, id: 0, extended: false, remote: false, error: true, fd, brs: false, esi: false, dlc: 0, data: new Uint8Array(0), channel };
+function errorFrame(
+  timestamp: number,
+  channel: number,
+  fd: boolean,
+  direction: 'rx' | 'tx' | undefined,
+): CanFrame {
+  const f: CanFrame = {
+    timestamp,
+    id: 0,
+    extended: false,
+    remote: false,
+    error: true,
+    fd,
+    brs: false,
+    esi: false,
+    dlc: 0,
+    data: new Uint8Array(0),
+    channel,
+  };
   if (direction !== undefined) f.direction = direction;
   return f;
 }
@@ -184,7 +234,8 @@ function parseEvent(t: string[], timestamp: number, hex: boolean, where: string)
     if (Number.isNaN(stored)) throw new CanlabInputError(where, `bad CANFD channel "${t[2] ?? ''}"`);
     const channel = channelFromFile(stored);
     const dirTok = t[3];
-    if (!isDirection(dirTok)) throw new CanlabInputError(where, `expected Rx or Tx after the CANFD channel, not "${dirTok ?? ''}"`);
+    if (!isDirection(dirTok))
+      throw new CanlabInputError(where, `expected Rx or Tx after the CANFD channel, not "${dirTok ?? ''}"`);
     const direction = dirTok!.toLowerCase() === 'rx' ? 'rx' : 'tx';
     const idTok = t[4];
     if (idTok === undefined) throw new CanlabInputError(where, 'CANFD line ends before the id');
@@ -194,20 +245,37 @@ function parseEvent(t: string[], timestamp: number, hex: boolean, where: string)
     let k = 5;
     const isBit = (s: string | undefined): boolean => s === '0' || s === '1';
     if (!(isBit(t[k]) && isBit(t[k + 1]))) k++;
-    if (!(isBit(t[k]) && isBit(t[k + 1]))) throw new CanlabInputError(where, 'CANFD line needs BRS and ESI flags (0 or 1) after the id');
+    if (!(isBit(t[k]) && isBit(t[k + 1])))
+      throw new CanlabInputError(where, 'CANFD line needs BRS and ESI flags (0 or 1) after the id');
     const brs = t[k] === '1';
     const esi = t[k + 1] === '1';
     const dlc = parseNum(t[k + 2], true);
     if (Number.isNaN(dlc) || dlc > 15) throw new CanlabInputError(where, `bad CANFD DLC "${t[k + 2] ?? ''}"`);
     const length = parseDec(t[k + 3] ?? '');
     if (Number.isNaN(length)) throw new CanlabInputError(where, `bad CANFD data length "${t[k + 3] ?? ''}"`);
-    const frame: CanFrame = { timestamp, id, extended, remote: false, error: false, fd: true, brs, esi, dlc, data: new Uint8Array(0), channel, direction };
+    const frame: CanFrame = {
+      timestamp,
+      id,
+      extended,
+      remote: false,
+      error: false,
+      fd: true,
+      brs,
+      esi,
+      dlc,
+      data: new Uint8Array(0),
+      channel,
+      direction,
+    };
     if (length === 0 && dlc > 0) {
       frame.remote = true;
       return frame;
     }
     if (length !== dlcToLength(dlc, true)) {
-      throw new CanlabInputError(where, `CANFD frame ${idTok} has data length ${length} but DLC ${t[k + 2]!} means ${dlcToLength(dlc, true)} bytes`);
+      throw new CanlabInputError(
+        where,
+        `CANFD frame ${idTok} has data length ${length} but DLC ${t[k + 2]!} means ${dlcToLength(dlc, true)} bytes`,
+      );
     }
     frame.data = parseData(t, k + 4, length, hex, where, `CANFD frame ${idTok}`);
     return frame;
@@ -237,18 +305,49 @@ function parseEvent(t: string[], timestamp: number, hex: boolean, where: string)
         dlc = v;
       }
     }
-    return { timestamp, id, extended, remote: true, error: false, fd: false, brs: false, esi: false, dlc, data: new Uint8Array(0), channel, direction };
+    return {
+      timestamp,
+      id,
+      extended,
+      remote: true,
+      error: false,
+      fd: false,
+      brs: false,
+      esi: false,
+      dlc,
+      data: new Uint8Array(0),
+      channel,
+      direction,
+    };
   }
-  if (type !== 'd' && type !== 'D') throw new CanlabInputError(where, `expected "d" or "r" after the direction, not "${type ?? ''}"`);
+  if (type !== 'd' && type !== 'D')
+    throw new CanlabInputError(where, `expected "d" or "r" after the direction, not "${type ?? ''}"`);
   const dlc = parseNum(t[k + 2], hex);
-  if (Number.isNaN(dlc) || dlc > 15) throw new CanlabInputError(where, `bad DLC "${t[k + 2] ?? ''}" for frame ${second}`);
+  if (Number.isNaN(dlc) || dlc > 15)
+    throw new CanlabInputError(where, `bad DLC "${t[k + 2] ?? ''}" for frame ${second}`);
   const length = dlcToLength(dlc, false);
   const data = parseData(t, k + 3, length, hex, where, `frame ${second}`);
   const extra = t[k + 3 + length];
   if (extra !== undefined && extra.length === 2 && !Number.isNaN(parseNum(extra, hex))) {
-    throw new CanlabInputError(where, `frame ${second} has more data bytes than its DLC ${t[k + 2]!} allows (${length})`);
+    throw new CanlabInputError(
+      where,
+      `frame ${second} has more data bytes than its DLC ${t[k + 2]!} allows (${length})`,
+    );
   }
-  return { timestamp, id, extended, remote: false, error: false, fd: false, brs: false, esi: false, dlc, data, channel, direction };
+  return {
+    timestamp,
+    id,
+    extended,
+    remote: false,
+    error: false,
+    fd: false,
+    brs: false,
+    esi: false,
+    dlc,
+    data,
+    channel,
+    direction,
+  };
 }
 
 function formatId(frame: CanFrame): string {
@@ -283,10 +382,15 @@ export class AscWriter implements CaptureWriter {
     const dir = frame.direction === 'tx' ? 'Tx' : 'Rx';
     const channel = channelToFile(frame.channel);
     if (frame.error) {
-      text += frame.fd ? `${time} CANFD ${String(channel).padStart(3)} ${dir.padEnd(4)} ErrorFrame\n` : `${time} ${channel}  ErrorFrame\n`;
+      text += frame.fd
+        ? `${time} CANFD ${String(channel).padStart(3)} ${dir.padEnd(4)} ErrorFrame\n`
+        : `${time} ${channel}  ErrorFrame\n`;
     } else if (frame.fd) {
       const length = frame.remote ? 0 : frame.data.length;
-      if (frame.remote && frame.dlc === 0) throw new RangeError(`ASC cannot record a CAN FD remote frame with DLC 0 (frame 0x${frame.id.toString(16)})`);
+      if (frame.remote && frame.dlc === 0)
+        throw new RangeError(
+          `ASC cannot record a CAN FD remote frame with DLC 0 (frame 0x${frame.id.toString(16)})`,
+        );
       const flags = (1 << 12) | (frame.brs ? 1 << 13 : 0) | (frame.esi ? 1 << 14 : 0);
       const data = length > 0 ? hexBytes(frame.data, ' ') + ' ' : '';
       text +=

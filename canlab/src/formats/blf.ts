@@ -36,7 +36,15 @@ import { deflate, inflateSync } from 'node:zlib';
 import type { FileHandle } from 'node:fs/promises';
 import { CanlabInputError } from '../errors';
 import { dlcToLength, lengthToDlc, type CanFrame } from '../frame';
-import { channelFromFile, channelToFile, checkFrame, flatten, openForRead, openForWrite, type CaptureWriter } from './common';
+import {
+  channelFromFile,
+  channelToFile,
+  checkFrame,
+  flatten,
+  openForRead,
+  openForWrite,
+  type CaptureWriter,
+} from './common';
 
 const deflateAsync = promisify(deflate);
 
@@ -60,8 +68,28 @@ const EPOCH_1990 = 631152000;
 
 /** SYSTEMTIME fields (year, month, weekday, day, hour, minute, second, ms) → epoch seconds (UTC), 0 when unset/invalid. */
 export function systemTimeToEpoch(st: readonly number[]): number {
-  const [year, month, , day, hour, minute, second, ms] = st as [number, number, number, number, number, number, number, number];
-  if (year < 1601 || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59 || ms > 999) return 0;
+  const [year, month, , day, hour, minute, second, ms] = st as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (
+    year < 1601 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > 31 ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59 ||
+    ms > 999
+  )
+    return 0;
   return Date.UTC(year, month - 1, day, hour, minute, second, ms) / 1000;
 }
 
@@ -69,7 +97,16 @@ export function systemTimeToEpoch(st: readonly number[]): number {
 export function epochToSystemTime(epoch: number | undefined): number[] {
   if (epoch === undefined || !(epoch >= EPOCH_1990)) return [0, 0, 0, 0, 0, 0, 0, 0];
   const d = new Date(Math.floor(epoch * 1000));
-  return [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDay(), d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds()];
+  return [
+    d.getUTCFullYear(),
+    d.getUTCMonth() + 1,
+    d.getUTCDay(),
+    d.getUTCDate(),
+    d.getUTCHours(),
+    d.getUTCMinutes(),
+    d.getUTCSeconds(),
+    d.getUTCMilliseconds(),
+  ];
 }
 
 /** Reads just enough of a file to parse objects sequentially, with its absolute offset known. */
@@ -117,14 +154,18 @@ export async function* readBlfBatches(file: string): AsyncGenerator<CanFrame[]> 
     const w = new FileWindow(fh);
     const have = await w.ensure(BLF_FILE_HEADER_SIZE);
     if (have < 4 || w.buf.readUInt32LE(w.start) !== LOGG) {
-      throw new CanlabInputError(`${file}@0`, `not a BLF file: signature ${JSON.stringify(w.buf.toString('latin1', w.start, w.start + Math.min(have, 4)))}, expected "LOGG"`);
+      throw new CanlabInputError(
+        `${file}@0`,
+        `not a BLF file: signature ${JSON.stringify(w.buf.toString('latin1', w.start, w.start + Math.min(have, 4)))}, expected "LOGG"`,
+      );
     }
     if (have < 72) throw new CanlabInputError(`${file}@${have}`, 'truncated BLF file header');
     const headerSize = w.buf.readUInt32LE(w.start + 4);
     const st: number[] = [];
     for (let i = 0; i < 8; i++) st.push(w.buf.readUInt16LE(w.start + 40 + i * 2));
     const startEpoch = systemTimeToEpoch(st);
-    if ((await w.ensure(headerSize)) < headerSize) throw new CanlabInputError(`${file}@${have}`, 'truncated BLF file header');
+    if ((await w.ensure(headerSize)) < headerSize)
+      throw new CanlabInputError(`${file}@${have}`, 'truncated BLF file header');
     w.skip(headerSize);
 
     const inner = new InnerParser(file, startEpoch);
@@ -148,22 +189,30 @@ export async function* readBlfBatches(file: string): AsyncGenerator<CanFrame[]> 
         }
         if (shift < 0) {
           if (isZero(w.buf, w.start, w.start + got) && (await w.ensure(64)) === got) break; // zero tail
-          throw new CanlabInputError(`${file}@${at}`, `bad object signature ${JSON.stringify(w.buf.toString('latin1', w.start, w.start + 4))}, expected "LOBJ"`);
+          throw new CanlabInputError(
+            `${file}@${at}`,
+            `bad object signature ${JSON.stringify(w.buf.toString('latin1', w.start, w.start + 4))}, expected "LOBJ"`,
+          );
         }
         w.skip(shift);
         continue;
       }
       const objSize = w.buf.readUInt32LE(w.start + 8);
       const objType = w.buf.readUInt32LE(w.start + 12);
-      if (objSize < OBJ_BASE_SIZE) throw new CanlabInputError(`${file}@${at}`, `object size ${objSize} is smaller than its header`);
+      if (objSize < OBJ_BASE_SIZE)
+        throw new CanlabInputError(`${file}@${at}`, `object size ${objSize} is smaller than its header`);
       const avail = await w.ensure(objSize);
       if (avail < objSize) {
-        throw new CanlabInputError(`${file}@${at}`, `truncated ${objType === BLF_LOG_CONTAINER ? 'LOG_CONTAINER' : `object (type ${objType})`}: ${objSize} bytes declared, ${avail} present`);
+        throw new CanlabInputError(
+          `${file}@${at}`,
+          `truncated ${objType === BLF_LOG_CONTAINER ? 'LOG_CONTAINER' : `object (type ${objType})`}: ${objSize} bytes declared, ${avail} present`,
+        );
       }
       if (objType === BLF_LOG_CONTAINER) {
         const hs = w.buf.readUInt16LE(w.start + 4);
         const body = w.start + Math.max(hs, OBJ_BASE_SIZE);
-        if (objSize < Math.max(hs, OBJ_BASE_SIZE) + CONTAINER_HEADER_SIZE) throw new CanlabInputError(`${file}@${at}`, 'LOG_CONTAINER too small for its header');
+        if (objSize < Math.max(hs, OBJ_BASE_SIZE) + CONTAINER_HEADER_SIZE)
+          throw new CanlabInputError(`${file}@${at}`, 'LOG_CONTAINER too small for its header');
         const method = w.buf.readUInt16LE(body);
         const uncompressed = w.buf.readUInt32LE(body + 8);
         const payload = w.buf.subarray(body + CONTAINER_HEADER_SIZE, w.start + objSize);
@@ -174,13 +223,22 @@ export async function* readBlfBatches(file: string): AsyncGenerator<CanFrame[]> 
           try {
             data = inflateSync(payload);
           } catch (err) {
-            throw new CanlabInputError(`${file}@${at}`, `LOG_CONTAINER zlib data is corrupt (${(err as Error).message})`);
+            throw new CanlabInputError(
+              `${file}@${at}`,
+              `LOG_CONTAINER zlib data is corrupt (${(err as Error).message})`,
+            );
           }
           if (uncompressed !== 0 && data.length !== uncompressed) {
-            throw new CanlabInputError(`${file}@${at}`, `LOG_CONTAINER inflated to ${data.length} bytes, header says ${uncompressed}`);
+            throw new CanlabInputError(
+              `${file}@${at}`,
+              `LOG_CONTAINER inflated to ${data.length} bytes, header says ${uncompressed}`,
+            );
           }
         } else {
-          throw new CanlabInputError(`${file}@${at}`, `LOG_CONTAINER uses unknown compression method ${method}`);
+          throw new CanlabInputError(
+            `${file}@${at}`,
+            `LOG_CONTAINER uses unknown compression method ${method}`,
+          );
         }
         const frames = inner.feed(data, at);
         if (frames.length > 0) yield frames;
@@ -230,13 +288,20 @@ class InnerParser {
           continue;
         }
         if (pos + 8 > len) break; // padding at the end of this container
-        throw new CanlabInputError(`${this.file}@${this.tailOffset}`, `bad inner object signature in the LOG_CONTAINER at offset ${containerOffset} (position ${pos} of its data)`);
+        throw new CanlabInputError(
+          `${this.file}@${this.tailOffset}`,
+          `bad inner object signature in the LOG_CONTAINER at offset ${containerOffset} (position ${pos} of its data)`,
+        );
       }
       const headerSize = data.readUInt16LE(pos + 4);
       const headerVersion = data.readUInt16LE(pos + 6);
       const objSize = data.readUInt32LE(pos + 8);
       const objType = data.readUInt32LE(pos + 12);
-      if (objSize < OBJ_BASE_SIZE) throw new CanlabInputError(`${this.file}@${containerOffset}`, `inner object size ${objSize} is smaller than its header`);
+      if (objSize < OBJ_BASE_SIZE)
+        throw new CanlabInputError(
+          `${this.file}@${containerOffset}`,
+          `inner object size ${objSize} is smaller than its header`,
+        );
       if (pos + objSize > len) break; // continues in the next container
       if ((headerVersion === 1 || headerVersion === 2) && isFrameType(objType)) {
         const flags = data.readUInt32LE(pos + 16);
@@ -246,7 +311,11 @@ class InnerParser {
         const timestamp = this.startEpoch + (flags === 1 ? raw * 1e-5 : raw * 1e-9);
         const p = pos + (headerSize >= OBJ_V1_SIZE ? headerSize : headerVersion === 2 ? 40 : OBJ_V1_SIZE);
         const frame = decodeObject(data, pos, p, pos + objSize, objType, timestamp);
-        if (frame === null) throw new CanlabInputError(`${this.file}@${containerOffset}`, `inner object of type ${objType} is too short (${objSize} bytes)`);
+        if (frame === null)
+          throw new CanlabInputError(
+            `${this.file}@${containerOffset}`,
+            `inner object of type ${objType} is too short (${objSize} bytes)`,
+          );
         out.push(frame);
       }
       pos += objSize;
@@ -261,7 +330,10 @@ class InnerParser {
     const t = this.tail;
     if (t.length >= 4 && t.readUInt32LE(0) === LOBJ) {
       const size = t.length >= 12 ? t.readUInt32LE(8) : 0;
-      throw new CanlabInputError(`${this.file}@${this.tailOffset}`, `file ends inside an object (${t.length} of ${size} bytes present)`);
+      throw new CanlabInputError(
+        `${this.file}@${this.tailOffset}`,
+        `file ends inside an object (${t.length} of ${size} bytes present)`,
+      );
     }
   }
 }
@@ -272,7 +344,13 @@ function isExtended(rawId: number): boolean {
 }
 
 function isFrameType(t: number): boolean {
-  return t === BLF_CAN_MESSAGE || t === BLF_CAN_MESSAGE2 || t === BLF_CAN_FD_MESSAGE || t === BLF_CAN_FD_MESSAGE_64 || t === BLF_CAN_ERROR_EXT;
+  return (
+    t === BLF_CAN_MESSAGE ||
+    t === BLF_CAN_MESSAGE2 ||
+    t === BLF_CAN_FD_MESSAGE ||
+    t === BLF_CAN_FD_MESSAGE_64 ||
+    t === BLF_CAN_ERROR_EXT
+  );
 }
 
 /** Copies `length` bytes from `from` (bounded by `limit`), zero-padding what the object lacks. */
@@ -283,7 +361,14 @@ function copyData(data: Buffer, from: number, limit: number, length: number): Ui
   return out;
 }
 
-function decodeObject(data: Buffer, objStart: number, p: number, end: number, type: number, timestamp: number): CanFrame | null {
+function decodeObject(
+  data: Buffer,
+  objStart: number,
+  p: number,
+  end: number,
+  type: number,
+  timestamp: number,
+): CanFrame | null {
   switch (type) {
     case BLF_CAN_MESSAGE:
     case BLF_CAN_MESSAGE2: {
@@ -463,7 +548,10 @@ export class BlfWriter implements CaptureWriter {
     const rawId = (frame.id | (frame.extended ? CAN_MSG_EXT : 0)) >>> 0;
     const tx = frame.direction === 'tx' ? 1 : 0;
     const channel = channelToFile(frame.channel);
-    if (channel > 0xffff) throw new RangeError(`channel ${frame.channel} does not fit BLF's 16-bit channel field (0-based channels go up to 0xFFFE)`);
+    if (channel > 0xffff)
+      throw new RangeError(
+        `channel ${frame.channel} does not fit BLF's 16-bit channel field (0-based channels go up to 0xFFFE)`,
+      );
     if (frame.error) {
       if (frame.data.length > 8) throw new RangeError('BLF error frames carry at most 8 data bytes');
       type = BLF_CAN_ERROR_EXT;

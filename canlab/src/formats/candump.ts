@@ -21,7 +21,16 @@
  */
 import { CanlabInputError } from '../errors';
 import { lengthToDlc, type CanFrame } from '../frame';
-import { BATCH_FRAMES, checkFrame, flatten, hex2, hexPad, lineChunks, TextSink, type CaptureWriter } from './common';
+import {
+  BATCH_FRAMES,
+  checkFrame,
+  flatten,
+  hex2,
+  hexPad,
+  lineChunks,
+  TextSink,
+  type CaptureWriter,
+} from './common';
 
 const CAN_ERR_FLAG = 0x20000000;
 const FD_LENGTH_OK = new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 48, 64]);
@@ -96,7 +105,14 @@ function fail(file: string, line: number, message: string): never {
   throw new CanlabInputError(`${file}:${line}`, message);
 }
 
-function parseLine(buf: Buffer, start: number, end: number, channels: ChannelNames, file: string, line: number): CanFrame | null {
+function parseLine(
+  buf: Buffer,
+  start: number,
+  end: number,
+  channels: ChannelNames,
+  file: string,
+  line: number,
+): CanFrame | null {
   let p = start;
   while (p < end && (buf[p] === 32 || buf[p] === 9)) p++;
   if (p === end) return null; // blank line
@@ -123,10 +139,12 @@ function parseLine(buf: Buffer, start: number, end: number, channels: ChannelNam
       c = buf[++p]!;
     }
   }
-  if (digits === 0 || p >= end || c !== 41 /* ) */) fail(file, line, 'bad timestamp, expected "(seconds.micros)"');
+  if (digits === 0 || p >= end || c !== 41 /* ) */)
+    fail(file, line, 'bad timestamp, expected "(seconds.micros)"');
   const timestamp = fracDigits > 0 ? sec + frac / POW10[fracDigits]! : sec;
   p++;
-  if (p >= end || (buf[p] !== 32 && buf[p] !== 9)) fail(file, line, 'expected an interface name after the timestamp');
+  if (p >= end || (buf[p] !== 32 && buf[p] !== 9))
+    fail(file, line, 'expected an interface name after the timestamp');
   while (p < end && (buf[p] === 32 || buf[p] === 9)) p++;
   const nameStart = p;
   while (p < end && buf[p] !== 32 && buf[p] !== 9) p++;
@@ -143,7 +161,8 @@ function parseLine(buf: Buffer, start: number, end: number, channels: ChannelNam
     p++;
   }
   const idDigits = p - idStart;
-  if (idDigits === 0 || p >= end || buf[p] !== 35 /* # */) fail(file, line, 'expected a hex id followed by "#"');
+  if (idDigits === 0 || p >= end || buf[p] !== 35 /* # */)
+    fail(file, line, 'expected a hex id followed by "#"');
   if (idDigits > 8) fail(file, line, `id ${buf.toString('latin1', idStart, p)} has more than 8 hex digits`);
   p++;
   let extended = idDigits > 3;
@@ -210,9 +229,18 @@ function parseLine(buf: Buffer, start: number, end: number, channels: ChannelNam
     }
     if (nibbles & 1) fail(file, line, 'data has an odd number of hex digits');
     const len = nibbles >> 1;
-    if (!fd && len > 8) fail(file, line, `frame ${buf.toString('latin1', idStart, idStart + idDigits)} has ${len} data bytes; a classic CAN frame carries at most 8`);
+    if (!fd && len > 8)
+      fail(
+        file,
+        line,
+        `frame ${buf.toString('latin1', idStart, idStart + idDigits)} has ${len} data bytes; a classic CAN frame carries at most 8`,
+      );
     if (fd && !FD_LENGTH_OK.has(len)) {
-      fail(file, line, `CAN FD frame ${buf.toString('latin1', idStart, idStart + idDigits)} has ${len} data bytes, not a CAN FD length (0-8, 12, 16, 20, 24, 32, 48, 64)`);
+      fail(
+        file,
+        line,
+        `CAN FD frame ${buf.toString('latin1', idStart, idStart + idDigits)} has ${len} data bytes, not a CAN FD length (0-8, 12, 16, 20, 24, 32, 48, 64)`,
+      );
     }
     data = new Uint8Array(len);
     let k = 0;
@@ -271,7 +299,8 @@ export function formatCandumpLine(frame: CanFrame): string {
     let data = '';
     const d = frame.data;
     for (let i = 0; i < d.length; i++) data += hex2(d[i]!);
-    if (frame.fd) body = '##' + (4 | (frame.brs ? 1 : 0) | (frame.esi ? 2 : 0)).toString(16).toUpperCase() + data;
+    if (frame.fd)
+      body = '##' + (4 | (frame.brs ? 1 : 0) | (frame.esi ? 2 : 0)).toString(16).toUpperCase() + data;
     else body = '#' + data + (frame.dlc > 8 ? '_' + frame.dlc.toString(16).toUpperCase() : '');
   }
   const dir = frame.direction === undefined ? '' : frame.direction === 'tx' ? ' T' : ' R';
@@ -288,8 +317,10 @@ export class CandumpWriter implements CaptureWriter {
 
   async write(frame: CanFrame): Promise<void> {
     checkFrame(frame);
-    if (frame.remote && frame.fd) throw new RangeError(`candump cannot record CAN FD remote frame 0x${frame.id.toString(16)}`);
-    if (frame.error && frame.data.length > 8) throw new RangeError('candump error frames carry at most 8 bytes');
+    if (frame.remote && frame.fd)
+      throw new RangeError(`candump cannot record CAN FD remote frame 0x${frame.id.toString(16)}`);
+    if (frame.error && frame.data.length > 8)
+      throw new RangeError('candump error frames carry at most 8 bytes');
     await this.sink.push(formatCandumpLine(frame) + '\n');
   }
 

@@ -126,7 +126,8 @@ export async function* textLines(file: string): AsyncGenerator<{ lines: string[]
     for (let from = 0; from < chunk.count; from += BATCH_FRAMES) {
       const to = Math.min(chunk.count, from + BATCH_FRAMES);
       const lines = new Array<string>(to - from);
-      for (let i = from; i < to; i++) lines[i - from] = chunk.buf.toString('latin1', chunk.starts[i]!, chunk.ends[i]!);
+      for (let i = from; i < to; i++)
+        lines[i - from] = chunk.buf.toString('latin1', chunk.starts[i]!, chunk.ends[i]!);
       yield { lines, firstLine: chunk.firstLine + from };
     }
   }
@@ -284,7 +285,9 @@ export function makeFrame(partial: Partial<CanFrame> & Pick<CanFrame, 'timestamp
 export function checkFrame(frame: CanFrame): void {
   const max = frame.extended ? 0x1fffffff : 0x7ff;
   if (!frame.error && (!Number.isInteger(frame.id) || frame.id < 0 || frame.id > max)) {
-    throw new RangeError(`frame id 0x${frame.id.toString(16)} does not fit a ${frame.extended ? '29' : '11'}-bit id`);
+    throw new RangeError(
+      `frame id 0x${frame.id.toString(16)} does not fit a ${frame.extended ? '29' : '11'}-bit id`,
+    );
   }
   if (!Number.isInteger(frame.dlc) || frame.dlc < 0 || frame.dlc > 15) {
     throw new RangeError(`frame 0x${frame.id.toString(16)} has DLC ${frame.dlc}, outside 0..15`);
@@ -294,9 +297,12 @@ export function checkFrame(frame: CanFrame): void {
       `frame 0x${frame.id.toString(16)} has ${frame.data.length} data bytes but DLC ${frame.dlc} means ${dlcToLength(frame.dlc, frame.fd)}`,
     );
   }
-  if (!Number.isFinite(frame.timestamp)) throw new RangeError(`frame 0x${frame.id.toString(16)} has no finite timestamp`);
+  if (!Number.isFinite(frame.timestamp))
+    throw new RangeError(`frame 0x${frame.id.toString(16)} has no finite timestamp`);
   if (!Number.isInteger(frame.channel) || frame.channel < 0) {
-    throw new RangeError(`frame 0x${frame.id.toString(16)} has channel ${frame.channel}; channels are integers counted from 0`);
+    throw new RangeError(
+      `frame 0x${frame.id.toString(16)} has channel ${frame.channel}; channels are integers counted from 0`,
+    );
   }
 }
 

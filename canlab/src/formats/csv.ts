@@ -23,7 +23,18 @@
  */
 import { CanlabInputError } from '../errors';
 import { lengthToDlc, type CanFrame } from '../frame';
-import { BATCH_FRAMES, checkFrame, flatten, hex2, hexPad, parseDec, parseHex, textLines, TextSink, type CaptureWriter } from './common';
+import {
+  BATCH_FRAMES,
+  checkFrame,
+  flatten,
+  hex2,
+  hexPad,
+  parseDec,
+  parseHex,
+  textLines,
+  TextSink,
+  type CaptureWriter,
+} from './common';
 
 export const GVRET_HEADER = 'Time Stamp,ID,Extended,Dir,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8';
 const CAN_ERR_FLAG = 0x20000000;
@@ -38,9 +49,15 @@ export async function* readCsvBatches(file: string): AsyncGenerator<CanFrame[]> 
       const where = `${file}:${firstLine + i}`;
       const line = lines[i]!.trim();
       if (!sawHeader) {
-        const head = line.split(',').slice(0, 6).map((s) => s.trim().toLowerCase());
+        const head = line
+          .split(',')
+          .slice(0, 6)
+          .map((s) => s.trim().toLowerCase());
         if (head.join(',') !== 'time stamp,id,extended,dir,bus,len') {
-          throw new CanlabInputError(where, `not a GVRET CSV: the first line must start with "Time Stamp,ID,Extended,Dir,Bus,LEN"`);
+          throw new CanlabInputError(
+            where,
+            `not a GVRET CSV: the first line must start with "Time Stamp,ID,Extended,Dir,Bus,LEN"`,
+          );
         }
         sawHeader = true;
         continue;
@@ -54,7 +71,8 @@ export async function* readCsvBatches(file: string): AsyncGenerator<CanFrame[]> 
     }
     if (out.length > 0) yield out;
   }
-  if (!sawHeader) throw new CanlabInputError(`${file}:1`, 'empty file: a GVRET CSV starts with a header line');
+  if (!sawHeader)
+    throw new CanlabInputError(`${file}:1`, 'empty file: a GVRET CSV starts with a header line');
 }
 
 /** Reads a GVRET CSV frame by frame. */
@@ -64,18 +82,25 @@ export function readCsv(file: string): AsyncIterableIterator<CanFrame> {
 
 function parseRow(line: string, where: string): CanFrame {
   const f = line.split(',');
-  if (f.length < 6) throw new CanlabInputError(where, `expected at least 6 fields (Time Stamp,ID,Extended,Dir,Bus,LEN), found ${f.length}`);
+  if (f.length < 6)
+    throw new CanlabInputError(
+      where,
+      `expected at least 6 fields (Time Stamp,ID,Extended,Dir,Bus,LEN), found ${f.length}`,
+    );
   const tsTok = f[0]!.trim();
   const us = Number(tsTok);
-  if (tsTok.length === 0 || !Number.isFinite(us)) throw new CanlabInputError(where, `bad time stamp "${tsTok}"`);
+  if (tsTok.length === 0 || !Number.isFinite(us))
+    throw new CanlabInputError(where, `bad time stamp "${tsTok}"`);
   let idTok = f[1]!.trim();
   if (idTok.startsWith('0x') || idTok.startsWith('0X')) idTok = idTok.slice(2);
   const rawId = parseHex(idTok);
   if (Number.isNaN(rawId)) throw new CanlabInputError(where, `bad ID "${f[1]!.trim()}"`);
   const extTok = f[2]!.trim().toLowerCase();
-  if (extTok !== 'true' && extTok !== 'false') throw new CanlabInputError(where, `Extended must be true or false, not "${f[2]!.trim()}"`);
+  if (extTok !== 'true' && extTok !== 'false')
+    throw new CanlabInputError(where, `Extended must be true or false, not "${f[2]!.trim()}"`);
   const dirTok = f[3]!.trim().toLowerCase();
-  if (dirTok !== 'rx' && dirTok !== 'tx') throw new CanlabInputError(where, `Dir must be Rx or Tx, not "${f[3]!.trim()}"`);
+  if (dirTok !== 'rx' && dirTok !== 'tx')
+    throw new CanlabInputError(where, `Dir must be Rx or Tx, not "${f[3]!.trim()}"`);
   const channel = parseDec(f[4]!.trim());
   if (Number.isNaN(channel)) throw new CanlabInputError(where, `bad Bus "${f[4]!.trim()}"`);
   const len = parseDec(f[5]!.trim());
@@ -83,13 +108,26 @@ function parseRow(line: string, where: string): CanFrame {
   const error = (rawId & CAN_ERR_FLAG) !== 0 && rawId <= 0x3fffffff;
   const id = error ? rawId & 0x1fffffff : rawId;
   const extended = error ? false : extTok === 'true';
-  if (!error && id > (extended ? 0x1fffffff : 0x7ff)) throw new CanlabInputError(where, `ID ${f[1]!.trim()} is out of range for a ${extended ? 'extended' : 'standard'} id`);
+  if (!error && id > (extended ? 0x1fffffff : 0x7ff))
+    throw new CanlabInputError(
+      where,
+      `ID ${f[1]!.trim()} is out of range for a ${extended ? 'extended' : 'standard'} id`,
+    );
   const fd = len > 8;
-  if (fd && !FD_LENGTH_OK.has(len)) throw new CanlabInputError(where, `LEN ${len} is neither a classic length (0-8) nor a CAN FD length (12, 16, 20, 24, 32, 48, 64)`);
+  if (fd && !FD_LENGTH_OK.has(len))
+    throw new CanlabInputError(
+      where,
+      `LEN ${len} is neither a classic length (0-8) nor a CAN FD length (12, 16, 20, 24, 32, 48, 64)`,
+    );
   let present = f.length - 6;
   while (present > 0 && f[6 + present - 1]!.trim() === '') present--;
-  if (present > len) throw new CanlabInputError(where, `frame ${f[1]!.trim()} has ${present} data bytes, more than its LEN ${len} allows`);
-  if (present < len) throw new CanlabInputError(where, `frame ${f[1]!.trim()} has ${present} data bytes, its LEN says ${len}`);
+  if (present > len)
+    throw new CanlabInputError(
+      where,
+      `frame ${f[1]!.trim()} has ${present} data bytes, more than its LEN ${len} allows`,
+    );
+  if (present < len)
+    throw new CanlabInputError(where, `frame ${f[1]!.trim()} has ${present} data bytes, its LEN says ${len}`);
   const data = new Uint8Array(len);
   for (let k = 0; k < len; k++) {
     const tok = f[6 + k]!.trim();
@@ -134,7 +172,8 @@ export class CsvWriter implements CaptureWriter {
 
   async write(frame: CanFrame): Promise<void> {
     checkFrame(frame);
-    if (frame.error && frame.data.length > 8) throw new RangeError('GVRET CSV error frames carry at most 8 data bytes');
+    if (frame.error && frame.data.length > 8)
+      throw new RangeError('GVRET CSV error frames carry at most 8 data bytes');
     await this.sink.push(formatCsvRow(frame) + '\n');
   }
 

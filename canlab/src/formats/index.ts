@@ -29,7 +29,12 @@ interface FormatEntry {
 }
 
 const FORMATS: Record<string, FormatEntry> = {
-  '.log': { name: 'candump log', read: readCandump, readBatches: readCandumpBatches, open: (f) => CandumpWriter.open(f) },
+  '.log': {
+    name: 'candump log',
+    read: readCandump,
+    readBatches: readCandumpBatches,
+    open: (f) => CandumpWriter.open(f),
+  },
   '.asc': { name: 'Vector ASC', read: readAsc, readBatches: readAscBatches, open: (f) => AscWriter.open(f) },
   '.blf': { name: 'Vector BLF', read: readBlf, readBatches: readBlfBatches, open: (f) => BlfWriter.open(f) },
   '.trc': { name: 'PEAK TRC', read: readTrc, readBatches: readTrcBatches },
@@ -46,8 +51,16 @@ function entryFor(file: string, writing: boolean): FormatEntry {
   const entry = FORMATS[ext];
   const supported = writing ? WRITE_EXTENSIONS : READ_EXTENSIONS;
   if (entry === undefined || (writing && entry.open === undefined)) {
-    const what = ext === '' ? 'has no extension' : entry === undefined ? `has unknown extension ${ext}` : `is ${entry.name}, which canlab reads but cannot write`;
-    throw new CanlabInputError(file, `capture file ${what}; ${writing ? 'writable' : 'supported'} extensions: ${supported.join(', ')}`);
+    const what =
+      ext === ''
+        ? 'has no extension'
+        : entry === undefined
+          ? `has unknown extension ${ext}`
+          : `is ${entry.name}, which canlab reads but cannot write`;
+    throw new CanlabInputError(
+      file,
+      `capture file ${what}; ${writing ? 'writable' : 'supported'} extensions: ${supported.join(', ')}`,
+    );
   }
   return entry;
 }

@@ -69,7 +69,11 @@ function header(line: string, st: State, where: string): void {
   const key = line.slice(2, eq).trim().toUpperCase();
   const value = line.slice(eq + 1).trim();
   if (key === 'FILEVERSION') {
-    if (!VERSIONS.has(value)) throw new CanlabInputError(where, `unsupported TRC version ${value} (supported: 1.0, 1.1, 1.2, 1.3, 2.0, 2.1)`);
+    if (!VERSIONS.has(value))
+      throw new CanlabInputError(
+        where,
+        `unsupported TRC version ${value} (supported: 1.0, 1.1, 1.2, 1.3, 2.0, 2.1)`,
+      );
     st.version = value as Version;
   } else if (key === 'STARTTIME') {
     const days = Number(value);
@@ -82,13 +86,15 @@ function header(line: string, st: State, where: string): void {
     for (const need of ['O', 'T', 'I', 'D']) {
       if (!st.columns.has(need)) throw new CanlabInputError(where, `TRC column list lacks "${need}"`);
     }
-    if (!st.columns.has('L') && !st.columns.has('l')) throw new CanlabInputError(where, 'TRC column list lacks a length column ("L" or "l")');
+    if (!st.columns.has('L') && !st.columns.has('l'))
+      throw new CanlabInputError(where, 'TRC column list lacks a length column ("L" or "l")');
   }
 }
 
 function parseTime(tok: string | undefined, st: State, where: string): number {
   const ms = Number(tok);
-  if (tok === undefined || tok.length === 0 || !Number.isFinite(ms)) throw new CanlabInputError(where, `bad time offset "${tok ?? ''}"`);
+  if (tok === undefined || tok.length === 0 || !Number.isFinite(ms))
+    throw new CanlabInputError(where, `bad time offset "${tok ?? ''}"`);
   return st.start + ms / 1000;
 }
 
@@ -102,8 +108,10 @@ function parseTrcId(tok: string | undefined, where: string): { id: number; exten
 
 function parseBytes(t: string[], from: number, count: number, where: string, what: string): Uint8Array {
   const have = t.length - from;
-  if (have > count) throw new CanlabInputError(where, `${what} has ${have} data bytes, more than its DLC allows (${count})`);
-  if (have < count) throw new CanlabInputError(where, `${what} has ${Math.max(have, 0)} data bytes, its DLC says ${count}`);
+  if (have > count)
+    throw new CanlabInputError(where, `${what} has ${have} data bytes, more than its DLC allows (${count})`);
+  if (have < count)
+    throw new CanlabInputError(where, `${what} has ${Math.max(have, 0)} data bytes, its DLC says ${count}`);
   const data = new Uint8Array(count);
   for (let k = 0; k < count; k++) {
     const v = parseHex(t[from + k]!);
@@ -114,7 +122,8 @@ function parseBytes(t: string[], from: number, count: number, where: string, wha
 }
 
 function parseV1(t: string[], st: State, where: string): CanFrame | null {
-  if (!t[0]!.endsWith(')')) throw new CanlabInputError(where, `expected a message number like "1)", not "${t[0]!}"`);
+  if (!t[0]!.endsWith(')'))
+    throw new CanlabInputError(where, `expected a message number like "1)", not "${t[0]!}"`);
   let k = 1;
   const timestamp = parseTime(t[k++], st, where);
   let channel = 0;
@@ -127,7 +136,8 @@ function parseV1(t: string[], st: State, where: string): CanFrame | null {
   }
   if (st.version !== '1.0') type = t[k++] ?? '';
   if (type === 'Warng') return null;
-  if (type !== 'Rx' && type !== 'Tx' && type !== 'Error') throw new CanlabInputError(where, `unknown message type "${type}"`);
+  if (type !== 'Rx' && type !== 'Tx' && type !== 'Error')
+    throw new CanlabInputError(where, `unknown message type "${type}"`);
   const idTok = t[k++];
   if (st.version === '1.0' && idTok === 'FFFFFFFF') return null; // bus information line
   const { id, extended } = parseTrcId(idTok, where);
@@ -135,7 +145,19 @@ function parseV1(t: string[], st: State, where: string): CanFrame | null {
   const dlc = parseDec(t[k] ?? '');
   if (Number.isNaN(dlc) || dlc > 15) throw new CanlabInputError(where, `bad DLC "${t[k] ?? ''}"`);
   k++;
-  const frame: CanFrame = { timestamp, id, extended, remote: false, error: type === 'Error', fd: false, brs: false, esi: false, dlc, data: new Uint8Array(0), channel };
+  const frame: CanFrame = {
+    timestamp,
+    id,
+    extended,
+    remote: false,
+    error: type === 'Error',
+    fd: false,
+    brs: false,
+    esi: false,
+    dlc,
+    data: new Uint8Array(0),
+    channel,
+  };
   if (st.version !== '1.0') frame.direction = type === 'Tx' ? 'tx' : 'rx';
   if (t[k] === 'RTR') {
     frame.remote = true;
@@ -145,11 +167,20 @@ function parseV1(t: string[], st: State, where: string): CanFrame | null {
   return frame;
 }
 
-const V2_FD: Record<string, [boolean, boolean]> = { FD: [false, false], FB: [true, false], FE: [false, true], BI: [true, true] };
+const V2_FD: Record<string, [boolean, boolean]> = {
+  FD: [false, false],
+  FB: [true, false],
+  FE: [false, true],
+  BI: [true, true],
+};
 
 function parseV2(t: string[], st: State, where: string): CanFrame | null {
   const cols = st.columns;
-  if (cols === undefined) throw new CanlabInputError(where, `TRC ${st.version} file has no ;$COLUMNS header before its first message`);
+  if (cols === undefined)
+    throw new CanlabInputError(
+      where,
+      `TRC ${st.version} file has no ;$COLUMNS header before its first message`,
+    );
   const col = (name: string): string | undefined => {
     const i = cols.get(name);
     return i === undefined ? undefined : t[i];
@@ -180,9 +211,11 @@ function parseV2(t: string[], st: State, where: string): CanFrame | null {
     if (Number.isNaN(dlc) || dlc > 15) throw new CanlabInputError(where, `bad DLC "${L}"`);
   } else {
     const len = parseDec(col('l') ?? '');
-    if (Number.isNaN(len) || len > (fd ? 64 : 8)) throw new CanlabInputError(where, `bad data length "${col('l') ?? ''}"`);
+    if (Number.isNaN(len) || len > (fd ? 64 : 8))
+      throw new CanlabInputError(where, `bad data length "${col('l') ?? ''}"`);
     dlc = lengthToDlc(len, fd);
-    if (dlcToLength(dlc, fd) !== len) throw new CanlabInputError(where, `data length ${len} is not a CAN FD length`);
+    if (dlcToLength(dlc, fd) !== len)
+      throw new CanlabInputError(where, `data length ${len} is not a CAN FD length`);
   }
   const d = col('d');
   const frame: CanFrame = {

@@ -62,9 +62,13 @@ export function parseReferenceCsv(text: string, where: string): ReferenceSample[
       return;
     }
     if (out.length === 0 && i === lines.findIndex((l) => l.trim() !== '')) return; // header
-    throw new CanlabInputError(`${where}:${i + 1}`, `expected "timestamp,value" with two numbers, got "${trimmed.slice(0, 60)}"`);
+    throw new CanlabInputError(
+      `${where}:${i + 1}`,
+      `expected "timestamp,value" with two numbers, got "${trimmed.slice(0, 60)}"`,
+    );
   });
-  if (out.length < 3) throw new CanlabInputError(where, `a reference needs at least 3 samples, found ${out.length}`);
+  if (out.length < 3)
+    throw new CanlabInputError(where, `a reference needs at least 3 samples, found ${out.length}`);
   return out;
 }
 
@@ -73,7 +77,10 @@ export async function loadReferenceCsv(path: string): Promise<ReferenceSample[]>
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new CanlabInputError(path, `cannot read the reference file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new CanlabInputError(
+      path,
+      `cannot read the reference file: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
   return parseReferenceCsv(text, path);
 }
@@ -134,7 +141,12 @@ function nthBit(lsb: number, k: number, order: ByteOrder, bits: number): number 
   return p >= 0 ? msbFirst(p) : -1;
 }
 
-function calibrateId(id: string, frames: readonly CanFrame[], reference: readonly ReferenceSample[], options: Required<Omit<CalibrateOptions, 'ids'>>): CalibrationFit[] {
+function calibrateId(
+  id: string,
+  frames: readonly CanFrame[],
+  reference: readonly ReferenceSample[],
+  options: Required<Omit<CalibrateOptions, 'ids'>>,
+): CalibrationFit[] {
   const times = frames.map((f) => f.timestamp);
   const payloads: Uint8Array[] = [];
   const values: number[] = [];
@@ -191,8 +203,17 @@ function calibrateId(id: string, frames: readonly CanFrame[], reference: readonl
 }
 
 /** Best linear fits of the reference over the capture's fields, best first. */
-export function calibrate(frames: readonly CanFrame[], reference: readonly ReferenceSample[], options: CalibrateOptions = {}): CalibrationFit[] {
-  const opts = { timeOffsetS: options.timeOffsetS ?? 0, maxGapS: options.maxGapS ?? 1, maxSamples: options.maxSamples ?? 1000, top: options.top ?? 5 };
+export function calibrate(
+  frames: readonly CanFrame[],
+  reference: readonly ReferenceSample[],
+  options: CalibrateOptions = {},
+): CalibrationFit[] {
+  const opts = {
+    timeOffsetS: options.timeOffsetS ?? 0,
+    maxGapS: options.maxGapS ?? 1,
+    maxSamples: options.maxSamples ?? 1000,
+    top: options.top ?? 5,
+  };
   const step = Math.max(1, reference.length / opts.maxSamples);
   const sampled: ReferenceSample[] = [];
   for (let i = 0; i < reference.length; i += step) sampled.push(reference[Math.floor(i)]!);

@@ -32,7 +32,9 @@ export interface IdRef {
 
 export const idArg = z
   .string()
-  .describe('Arbitration id in hex with 0x prefix: "0x123"; extended ids as "0x18DAF110" (above 0x7FF or 8 digits) or with an x suffix "0x00000123x", as results print them');
+  .describe(
+    'Arbitration id in hex with 0x prefix: "0x123"; extended ids as "0x18DAF110" (above 0x7FF or 8 digits) or with an x suffix "0x00000123x", as results print them',
+  );
 
 /**
  * Parses an id argument. Extended when it has the `x` suffix, is written with 8 hex digits, or
@@ -40,7 +42,11 @@ export const idArg = z
  */
 export function parseId(text: string): IdRef {
   const m = /^0x([0-9a-f]{1,8})(x?)$/i.exec(text.trim());
-  if (!m) throw new CanlabInputError('id', `"${text}" is not an id; write it in hex with a 0x prefix, e.g. 0x123 or 0x18DAF110`);
+  if (!m)
+    throw new CanlabInputError(
+      'id',
+      `"${text}" is not an id; write it in hex with a 0x prefix, e.g. 0x123 or 0x18DAF110`,
+    );
   const id = parseInt(m[1]!, 16);
   const extended = m[2] !== '' || m[1]!.length === 8 || id > 0x7ff;
   if (id > 0x1fffffff) throw new CanlabInputError('id', `${text} is beyond the 29-bit extended range`);
@@ -78,7 +84,11 @@ export function allFrames(ws: WorkspaceApi, ref?: IdRef): readonly CanFrame[] {
 
 /** Throws unless the workspace holds frames: analysis tools need a capture first. */
 export function requireFrames(ws: WorkspaceApi): void {
-  if (ws.status().frameCount === 0) throw new CanlabInputError('workspace', 'no frames yet: load a capture with load_capture (or record one in the window) first');
+  if (ws.status().frameCount === 0)
+    throw new CanlabInputError(
+      'workspace',
+      'no frames yet: load a capture with load_capture (or record one in the window) first',
+    );
 }
 
 /** A successful result: the object as JSON text and as structured content. */
@@ -88,12 +98,19 @@ export function ok(result: Record<string, unknown>): CallToolResult {
 
 /** A refusal or bad input as a tool error: one line, located like the CLI's `<where>: <message>`. */
 export function toolError(err: unknown): CallToolResult {
-  const text = err instanceof CanlabInputError ? `${err.where}: ${err.message}` : err instanceof Error ? err.message : String(err);
+  const text =
+    err instanceof CanlabInputError
+      ? `${err.where}: ${err.message}`
+      : err instanceof Error
+        ? err.message
+        : String(err);
   return { content: [{ type: 'text', text }], isError: true };
 }
 
 /** Runs a handler, turning any throw into a tool error (the SDK would too, but without the location). */
-export async function guarded(run: () => Record<string, unknown> | Promise<Record<string, unknown>>): Promise<CallToolResult> {
+export async function guarded(
+  run: () => Record<string, unknown> | Promise<Record<string, unknown>>,
+): Promise<CallToolResult> {
   try {
     return ok(await run());
   } catch (err) {

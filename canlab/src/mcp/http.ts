@@ -52,7 +52,12 @@ class HttpRefusal extends Error {
   }
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) return;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
@@ -84,7 +89,11 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpRefusal(413, { error: 'too_large', message: `request bodies are limited to ${MAX_BODY_BYTES} bytes` });
+    if (size > MAX_BODY_BYTES)
+      throw new HttpRefusal(413, {
+        error: 'too_large',
+        message: `request bodies are limited to ${MAX_BODY_BYTES} bytes`,
+      });
     chunks.push(chunk);
   }
   try {
@@ -95,7 +104,10 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
 }
 
 /** Serves the tools over Streamable HTTP for the provider's workspace. */
-export async function startMcpHttpServer(workspace: WorkspaceProvider, options: McpHttpOptions = {}): Promise<McpHttpServer> {
+export async function startMcpHttpServer(
+  workspace: WorkspaceProvider,
+  options: McpHttpOptions = {},
+): Promise<McpHttpServer> {
   const host = options.host ?? DEFAULT_MCP_HOST;
   const token = options.bearerToken;
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -116,16 +128,25 @@ export async function startMcpHttpServer(workspace: WorkspaceProvider, options: 
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== MCP_PATH) throw new HttpRefusal(404, { error: 'not_found', message: `the tool server answers at ${MCP_PATH}` });
+    if (path !== MCP_PATH)
+      throw new HttpRefusal(404, { error: 'not_found', message: `the tool server answers at ${MCP_PATH}` });
     const origin = req.headers.origin;
-    if (origin !== undefined && !isLoopbackOrigin(origin)) throw new HttpRefusal(403, { error: 'forbidden_origin', message: `requests from web origin ${origin} are refused` });
+    if (origin !== undefined && !isLoopbackOrigin(origin))
+      throw new HttpRefusal(403, {
+        error: 'forbidden_origin',
+        message: `requests from web origin ${origin} are refused`,
+      });
     if (token !== undefined && !tokenMatches(req.headers.authorization, token))
-      throw new HttpRefusal(401, { error: 'unauthorized', message: 'this tool server needs Authorization: Bearer <token>' });
+      throw new HttpRefusal(401, {
+        error: 'unauthorized',
+        message: 'this tool server needs Authorization: Bearer <token>',
+      });
     const sessionId = req.headers['mcp-session-id'];
     const body = req.method === 'POST' ? await readJsonBody(req) : undefined;
     if (typeof sessionId === 'string') {
       const transport = sessions.get(sessionId);
-      if (!transport) throw new HttpRefusal(404, jsonRpcError(-32001, 'Session not found: initialize a new session'));
+      if (!transport)
+        throw new HttpRefusal(404, jsonRpcError(-32001, 'Session not found: initialize a new session'));
       await transport.handleRequest(req, res, body);
       return;
     }
@@ -133,13 +154,25 @@ export async function startMcpHttpServer(workspace: WorkspaceProvider, options: 
       await openSession(req, res, body);
       return;
     }
-    throw new HttpRefusal(400, jsonRpcError(-32000, 'Bad Request: no mcp-session-id header, and the request is not an initialize request'));
+    throw new HttpRefusal(
+      400,
+      jsonRpcError(
+        -32000,
+        'Bad Request: no mcp-session-id header, and the request is not an initialize request',
+      ),
+    );
   }
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (err instanceof HttpRefusal) sendJson(res, err.status, err.body, err.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
-      else sendJson(res, 500, jsonRpcError(-32603, `Internal error: ${err instanceof Error ? err.message : String(err)}`));
+      if (err instanceof HttpRefusal)
+        sendJson(res, err.status, err.body, err.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+      else
+        sendJson(
+          res,
+          500,
+          jsonRpcError(-32603, `Internal error: ${err instanceof Error ? err.message : String(err)}`),
+        );
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -164,6 +197,9 @@ export async function startMcpHttpServer(workspace: WorkspaceProvider, options: 
 }
 
 /** The in-window tool server over the window's workspace: 127.0.0.1:8766/mcp unless told otherwise. */
-export function startWindowMcpServer(workspace: WorkspaceApi, options: McpHttpOptions = {}): Promise<McpHttpServer> {
+export function startWindowMcpServer(
+  workspace: WorkspaceApi,
+  options: McpHttpOptions = {},
+): Promise<McpHttpServer> {
   return startMcpHttpServer(() => workspace, options);
 }

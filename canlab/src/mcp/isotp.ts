@@ -118,7 +118,18 @@ class StreamState {
       this.abort('interrupted by a single frame');
       this.stream.consumed++;
       this.notePadding(d.subarray(offset + length));
-      this.stream.messages.push({ channel: frame.channel, id: this.stream.id, start: at, end: at, kind: 'single', length, data: hex(d.subarray(offset, offset + length)), frames: 1, complete: true, flowControl: [] });
+      this.stream.messages.push({
+        channel: frame.channel,
+        id: this.stream.id,
+        start: at,
+        end: at,
+        kind: 'single',
+        length,
+        data: hex(d.subarray(offset, offset + length)),
+        frames: 1,
+        complete: true,
+        flowControl: [],
+      });
       return undefined;
     }
     if (type === 1) {
@@ -133,7 +144,22 @@ class StreamState {
       if (length <= d.length - offset || d.length < 8) return undefined;
       this.abort('interrupted by a new first frame');
       const bytes = Array.from(d.subarray(offset));
-      this.pending = { bytes, nextSeq: 1, message: { channel: frame.channel, id: this.stream.id, start: at, end: at, kind: 'multi', length, data: '', frames: 1, complete: false, flowControl: [] } };
+      this.pending = {
+        bytes,
+        nextSeq: 1,
+        message: {
+          channel: frame.channel,
+          id: this.stream.id,
+          start: at,
+          end: at,
+          kind: 'multi',
+          length,
+          data: '',
+          frames: 1,
+          complete: false,
+          flowControl: [],
+        },
+      };
       return undefined;
     }
     if (type === 2) {
@@ -162,7 +188,13 @@ class StreamState {
       const status = b0 & 0x0f;
       this.stream.flowControls++;
       this.stream.consumed++;
-      return { timestamp: at, id: this.stream.id, status: FLOW_STATUS[status] ?? 'reserved', blockSize: d[1]!, stMin: d[2]! };
+      return {
+        timestamp: at,
+        id: this.stream.id,
+        status: FLOW_STATUS[status] ?? 'reserved',
+        blockSize: d[1]!,
+        stMin: d[2]!,
+      };
     }
     return undefined;
   }
@@ -193,7 +225,13 @@ export function reassembleIsoTp(frames: Iterable<CanFrame>, options: IsoTpOption
     let target: Pending | undefined;
     for (const other of states.values()) {
       const p = other.pending;
-      if (p && other !== state && other.stream.channel === frame.channel && (!target || p.message.start > target.message.start)) target = p;
+      if (
+        p &&
+        other !== state &&
+        other.stream.channel === frame.channel &&
+        (!target || p.message.start > target.message.start)
+      )
+        target = p;
     }
     target?.message.flowControl.push(fc);
   }

@@ -121,7 +121,11 @@ export interface RankOptions {
 }
 
 /** Ranks bytes and bits of every id against the intervals (capture time, seconds, inclusive). */
-export function rankAgainstIntervals(frames: Iterable<CanFrame>, intervals: readonly Interval[], options: RankOptions = {}): RankResult {
+export function rankAgainstIntervals(
+  frames: Iterable<CanFrame>,
+  intervals: readonly Interval[],
+  options: RankOptions = {},
+): RankResult {
   const merged = mergeIntervals(intervals);
   const counts = new Map<string, IdCounts>();
   for (const f of frames) {

@@ -63,7 +63,11 @@ interface IdSequence {
 }
 
 /** Smallest period (≥ 1) with enough matching frames and at least three repetitions, or undefined. */
-function findPeriod(sym: Int32Array, maxPeriod: number, minMatch: number): { period: number; matchRate: number } | undefined {
+function findPeriod(
+  sym: Int32Array,
+  maxPeriod: number,
+  minMatch: number,
+): { period: number; matchRate: number } | undefined {
   const n = sym.length;
   for (let p = 1; p <= maxPeriod && 3 * p <= n; p++) {
     const trials = n - p;
@@ -102,11 +106,17 @@ function maximalRepeats(seq: IdSequence, k: number): RepeatedBlock[] {
     const before = first > 0 ? sym[first - 1] : undefined;
     if (before !== undefined && occ.every((p) => p > 0 && sym[p - 1] === before)) continue;
     let length = k;
-    const fits = (len: number): boolean => occ.every((p, j) => p + len < n && (j + 1 >= occ.length || p + len < occ[j + 1]!));
+    const fits = (len: number): boolean =>
+      occ.every((p, j) => p + len < n && (j + 1 >= occ.length || p + len < occ[j + 1]!));
     while (fits(length) && occ.every((p) => sym[p + length] === sym[first + length])) length++;
     const block = Array.from(sym.subarray(first, first + length));
     if (new Set(block).size < 2) continue;
-    out.push({ id: seq.id, length, occurrences: occ.map((p) => seq.times[p]!), block: seq.payloads.slice(first, first + length) });
+    out.push({
+      id: seq.id,
+      length,
+      occurrences: occ.map((p) => seq.times[p]!),
+      block: seq.payloads.slice(first, first + length),
+    });
   }
   return out;
 }

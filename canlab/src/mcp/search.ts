@@ -38,38 +38,70 @@ export function searchRecords(ws: WorkspaceApi): SearchRecord[] {
   const out: SearchRecord[] = [];
   for (const s of ws.idStats())
     out.push(
-      record(`id:${s.key}`, `Id ${s.key}: ${s.count} frames, ${s.meanRateHz.toFixed(1)} Hz`, `id ${s.key} count ${s.count} rate ${s.meanRateHz.toFixed(2)} Hz period ${s.meanPeriodMs.toFixed(2)} ms dlc ${s.dlcs.join(',')} moving bytes ${s.movingBytes.join(',') || 'none'} moving bits ${formatRanges(s.movingBits)}`, {
-        id: s.key,
-        count: s.count,
-        rateHz: s.meanRateHz,
-        dlcs: s.dlcs,
-        movingBytes: s.movingBytes,
-      }),
+      record(
+        `id:${s.key}`,
+        `Id ${s.key}: ${s.count} frames, ${s.meanRateHz.toFixed(1)} Hz`,
+        `id ${s.key} count ${s.count} rate ${s.meanRateHz.toFixed(2)} Hz period ${s.meanPeriodMs.toFixed(2)} ms dlc ${s.dlcs.join(',')} moving bytes ${s.movingBytes.join(',') || 'none'} moving bits ${formatRanges(s.movingBits)}`,
+        {
+          id: s.key,
+          count: s.count,
+          rateHz: s.meanRateHz,
+          dlcs: s.dlcs,
+          movingBytes: s.movingBytes,
+        },
+      ),
     );
   for (const d of ws.signals()) {
     const key = formatId(d.messageId, d.extended);
     const s = d.signal;
     out.push(
-      record(`signal:${key}:${s.name}`, `Signal ${s.name} on ${key}`, `signal ${s.name} id ${key} ${describeField(s)} ${s.signed ? 'signed' : 'unsigned'} factor ${s.factor} offset ${s.offset} unit ${s.unit} ${s.comment ?? ''}`, signalView(d)),
+      record(
+        `signal:${key}:${s.name}`,
+        `Signal ${s.name} on ${key}`,
+        `signal ${s.name} id ${key} ${describeField(s)} ${s.signed ? 'signed' : 'unsigned'} factor ${s.factor} offset ${s.offset} unit ${s.unit} ${s.comment ?? ''}`,
+        signalView(d),
+      ),
     );
   }
   if (ws.status().frameCount > 0) {
     for (const idf of ws.findings().ids) {
-      const candidates: Candidate[] = [...idf.counters, ...idf.checksums, ...idf.fields, ...idf.flags, ...idf.valueTables, ...idf.multiplexers];
+      const candidates: Candidate[] = [
+        ...idf.counters,
+        ...idf.checksums,
+        ...idf.fields,
+        ...idf.flags,
+        ...idf.valueTables,
+        ...idf.multiplexers,
+      ];
       const seen = new Map<string, number>();
       for (const c of candidates) {
         const n = seen.get(c.kind) ?? 0;
         seen.set(c.kind, n + 1);
         const title = `${c.kind.replace('_', ' ')} on ${idf.key} at ${describeField(c.field)}`;
-        out.push(record(`finding:${idf.key}:${c.kind}:${n}`, title, `${KIND_WORDS[c.kind]} id ${idf.key} ${describeField(c.field)} confidence ${c.confidence.toFixed(2)} ${c.evidence.join(' ')}`, { id: idf.key, ...c }));
+        out.push(
+          record(
+            `finding:${idf.key}:${c.kind}:${n}`,
+            title,
+            `${KIND_WORDS[c.kind]} id ${idf.key} ${describeField(c.field)} confidence ${c.confidence.toFixed(2)} ${c.evidence.join(' ')}`,
+            { id: idf.key, ...c },
+          ),
+        );
       }
     }
   }
   for (const m of ws.marks()) {
     const when = m.kind === 'point' ? `point at ${m.start} s` : `interval ${m.start}–${m.end ?? 'open'} s`;
-    out.push(record(`mark:${m.id}`, `Mark ${m.label}: ${when}`, `mark annotation ${m.label} ${m.kind} ${when} source ${m.source}`, { ...m }));
+    out.push(
+      record(
+        `mark:${m.id}`,
+        `Mark ${m.label}: ${when}`,
+        `mark annotation ${m.label} ${m.kind} ${when} source ${m.source}`,
+        { ...m },
+      ),
+    );
   }
-  for (const e of ws.memory()) out.push(record(`memory:${e.key}`, `Memory ${e.key}`, `memory ${e.key} ${e.value}`, { ...e }));
+  for (const e of ws.memory())
+    out.push(record(`memory:${e.key}`, `Memory ${e.key}`, `memory ${e.key} ${e.value}`, { ...e }));
   return out;
 }
 

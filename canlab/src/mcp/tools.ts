@@ -51,14 +51,22 @@ export const TOOL_NAMES = [
 
 export const SERVER_INFO = { name: 'canlab', version: '0.1.0' };
 
-const FAMILIES = [captureTools, detectTools, signalTools, timelineTools, patternTools, memoryTools, connectorTools];
+const FAMILIES = [
+  captureTools,
+  detectTools,
+  signalTools,
+  timelineTools,
+  patternTools,
+  memoryTools,
+  connectorTools,
+];
 
 /** A new MCP server with every canlab tool registered (one per session: the SDK binds a server to one transport). */
 export function createCanlabMcpServer(workspace: WorkspaceProvider): McpServer {
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {} },
     instructions:
-      'canlab reverse-engineers CAN captures. Load one with load_capture (or use the window\'s), look at list_ids and detect_all, mark intervals on the timeline and rank_bytes against them, then define_signal; undo takes back your own last step. No tool transmits.',
+      "canlab reverse-engineers CAN captures. Load one with load_capture (or use the window's), look at list_ids and detect_all, mark intervals on the timeline and rank_bytes against them, then define_signal; undo takes back your own last step. No tool transmits.",
   });
   for (const register of FAMILIES) register(server, workspace);
   return server;

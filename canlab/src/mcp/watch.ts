@@ -13,8 +13,24 @@ import type { CanFrame } from '../frame';
 import { hexBytes } from './common';
 
 export type WatchEvent =
-  | { kind: 'frame'; timestamp: number; id: string; data: string; previous: string | null; changedBytes: number[] }
-  | { kind: 'signal'; timestamp: number; id: string; signal: string; value: number; previous: number | null; unit: string; label?: string };
+  | {
+      kind: 'frame';
+      timestamp: number;
+      id: string;
+      data: string;
+      previous: string | null;
+      changedBytes: number[];
+    }
+  | {
+      kind: 'signal';
+      timestamp: number;
+      id: string;
+      signal: string;
+      value: number;
+      previous: number | null;
+      unit: string;
+      label?: string;
+    };
 
 export interface DecodedRow {
   timestamp: number;
@@ -53,13 +69,21 @@ function frameEvents(frames: readonly CanFrame[], ids: ReadonlySet<string>): Wat
     const n = Math.max(f.data.length, prev?.length ?? 0);
     for (let i = 0; i < n; i++) if (!prev || prev[i] !== f.data[i]) changedBytes.push(i);
     if (prev && changedBytes.length === 0) continue;
-    out.push({ kind: 'frame', timestamp: f.timestamp, id, data: hexBytes(f.data), previous: prev ? hexBytes(prev) : null, changedBytes });
+    out.push({
+      kind: 'frame',
+      timestamp: f.timestamp,
+      id,
+      data: hexBytes(f.data),
+      previous: prev ? hexBytes(prev) : null,
+      changedBytes,
+    });
   }
   return out;
 }
 
 function signalEvents(rows: readonly DecodedRow[], selectors: readonly string[]): WatchEvent[] {
-  const watched = (id: string, name: string): boolean => selectors.some((s) => s === name || s.toLowerCase() === `${id}:${name}`.toLowerCase());
+  const watched = (id: string, name: string): boolean =>
+    selectors.some((s) => s === name || s.toLowerCase() === `${id}:${name}`.toLowerCase());
   const previous = new Map<string, number>();
   const out: WatchEvent[] = [];
   for (const row of rows) {
@@ -69,18 +93,39 @@ function signalEvents(rows: readonly DecodedRow[], selectors: readonly string[])
       const prev = previous.get(key);
       previous.set(key, s.value);
       if (prev === s.value) continue;
-      out.push({ kind: 'signal', timestamp: row.timestamp, id: row.id, signal: s.name, value: s.value, previous: prev ?? null, unit: s.unit, ...(s.label === undefined ? {} : { label: s.label }) });
+      out.push({
+        kind: 'signal',
+        timestamp: row.timestamp,
+        id: row.id,
+        signal: s.name,
+        value: s.value,
+        previous: prev ?? null,
+        unit: s.unit,
+        ...(s.label === undefined ? {} : { label: s.label }),
+      });
     }
   }
   return out;
 }
 
 /** Events after the cursor, oldest first. `newest` is the newest frame time (the cursor when nothing is new). */
-export function watchEvents(frames: readonly CanFrame[], rows: readonly DecodedRow[], query: WatchQuery, newest: number | undefined): WatchResult {
+export function watchEvents(
+  frames: readonly CanFrame[],
+  rows: readonly DecodedRow[],
+  query: WatchQuery,
+  newest: number | undefined,
+): WatchResult {
   const after = query.cursor ?? -Infinity;
-  const all = [...frameEvents(frames, query.ids), ...signalEvents(rows, query.signals)].filter((e) => e.timestamp > after).sort((a, b) => a.timestamp - b.timestamp);
+  const all = [...frameEvents(frames, query.ids), ...signalEvents(rows, query.signals)]
+    .filter((e) => e.timestamp > after)
+    .sort((a, b) => a.timestamp - b.timestamp);
   const fallback = newest ?? query.cursor ?? null;
-  if (all.length <= query.limit) return { events: all, cursor: fallback === null ? null : Math.max(fallback, query.cursor ?? -Infinity), more: false };
+  if (all.length <= query.limit)
+    return {
+      events: all,
+      cursor: fallback === null ? null : Math.max(fallback, query.cursor ?? -Infinity),
+      more: false,
+    };
   let cut = query.limit;
   const boundary = all[cut]!.timestamp;
   while (cut > 0 && all[cut - 1]!.timestamp === boundary) cut--;

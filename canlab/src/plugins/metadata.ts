@@ -45,7 +45,11 @@ function constant(code: string, name: string, problems: string[]): string {
   // the literal must be the whole value: `'x' + y` is not a static name
   const found = new RegExp(String.raw`\b${name}\s*[=:]\s*${STRING}(?=[ \t]*(?:[;,}\r\n]|$))`).exec(code);
   if (found === null) {
-    problems.push(new RegExp(String.raw`\b${name}\s*[=:]`).test(code) ? `${name} is not assigned a plain string literal` : `${name} is not declared`);
+    problems.push(
+      new RegExp(String.raw`\b${name}\s*[=:]`).test(code)
+        ? `${name} is not assigned a plain string literal`
+        : `${name} is not declared`,
+    );
     return '';
   }
   const raw = found[1] ?? found[2] ?? '';
@@ -57,7 +61,11 @@ export function readPluginMetadata(source: string): PluginMetadata {
   const problems: string[] = [];
   const name = constant(code, 'PLUGIN_NAME', problems);
   const version = constant(code, 'PLUGIN_VERSION', problems);
-  if (!/\bfunction\s+register\s*\(|\bregister\s*[=:]\s*(?:async\s*)?(?:function\b|\(|[A-Za-z_$][\w$]*\s*=>)|\bregister\s*\(\s*app\b[^)]*\)\s*\{/.test(code)) {
+  if (
+    !/\bfunction\s+register\s*\(|\bregister\s*[=:]\s*(?:async\s*)?(?:function\b|\(|[A-Za-z_$][\w$]*\s*=>)|\bregister\s*\(\s*app\b[^)]*\)\s*\{/.test(
+      code,
+    )
+  ) {
     problems.push('no register(app) function is declared');
   }
   return { name, version, problems };

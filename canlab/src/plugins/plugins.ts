@@ -32,14 +32,22 @@ async function readPlugin(file: string): Promise<{ content: Buffer; info: Omit<P
   } catch (err) {
     throw new CanlabInputError(absolute, `cannot read plugin: ${(err as Error).message}`);
   }
-  return { content, info: { file: absolute, sha256: sha256(content), ...readPluginMetadata(content.toString('utf8')) } };
+  return {
+    content,
+    info: { file: absolute, sha256: sha256(content), ...readPluginMetadata(content.toString('utf8')) },
+  };
 }
 
 /** Metadata and approval state of one plugin file; its code is not run. */
 export async function inspectPlugin(file: string, config = configDir()): Promise<PluginInfo> {
   const { info } = await readPlugin(file);
   const approvals = await loadApprovals(config);
-  const state: PluginState = approvals[info.sha256] !== undefined ? 'approved' : Object.values(approvals).some((a) => a.path === info.file) ? 'changed' : 'unapproved';
+  const state: PluginState =
+    approvals[info.sha256] !== undefined
+      ? 'approved'
+      : Object.values(approvals).some((a) => a.path === info.file)
+        ? 'changed'
+        : 'unapproved';
   return { ...info, state };
 }
 
@@ -59,10 +67,16 @@ export async function listPlugins(dir = pluginsDir(), config = configDir()): Pro
 /** Approves the file's current content (replacing an approval of its earlier content). */
 export async function approvePlugin(file: string, config = configDir()): Promise<PluginInfo> {
   const { info } = await readPlugin(file);
-  if (info.problems.length > 0) throw new CanlabInputError(info.file, `not approved: ${info.problems.join('; ')}`);
+  if (info.problems.length > 0)
+    throw new CanlabInputError(info.file, `not approved: ${info.problems.join('; ')}`);
   const approvals = await loadApprovals(config);
   for (const [hash, a] of Object.entries(approvals)) if (a.path === info.file) delete approvals[hash];
-  approvals[info.sha256] = { path: info.file, name: info.name, version: info.version, approvedAt: new Date().toISOString() };
+  approvals[info.sha256] = {
+    path: info.file,
+    name: info.name,
+    version: info.version,
+    approvedAt: new Date().toISOString(),
+  };
   await saveApprovals(approvals, config);
   return { ...info, state: 'approved' };
 }
@@ -71,7 +85,9 @@ export async function approvePlugin(file: string, config = configDir()): Promise
 export async function revokePlugin(file: string, config = configDir()): Promise<boolean> {
   const absolute = path.resolve(file);
   const approvals = await loadApprovals(config);
-  const hashes = Object.entries(approvals).filter(([, a]) => a.path === absolute).map(([h]) => h);
+  const hashes = Object.entries(approvals)
+    .filter(([, a]) => a.path === absolute)
+    .map(([h]) => h);
   for (const h of hashes) delete approvals[h];
   if (hashes.length > 0) await saveApprovals(approvals, config);
   return hashes.length > 0;
@@ -87,7 +103,11 @@ export interface LoadedPlugin {
  * are returned untouched (their code is never evaluated). A plugin that throws is reported, not
  * fatal. The code run is the buffer that was hashed, so a file swapped after the check never runs.
  */
-export async function loadPlugins(app: unknown, dir = pluginsDir(), config = configDir()): Promise<LoadedPlugin[]> {
+export async function loadPlugins(
+  app: unknown,
+  dir = pluginsDir(),
+  config = configDir(),
+): Promise<LoadedPlugin[]> {
   const approvals = await loadApprovals(config);
   const results: LoadedPlugin[] = [];
   for (const info of await listPlugins(dir, config)) {
@@ -117,8 +137,12 @@ export async function loadPlugins(app: unknown, dir = pluginsDir(), config = con
 function runModule(source: string, file: string): unknown {
   const mod = new Module(file);
   mod.filename = file;
-  mod.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(path.dirname(file));
-  const wrapper = new Function('exports', 'require', 'module', '__filename', '__dirname', source) as (...args: unknown[]) => void;
+  mod.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(
+    path.dirname(file),
+  );
+  const wrapper = new Function('exports', 'require', 'module', '__filename', '__dirname', source) as (
+    ...args: unknown[]
+  ) => void;
   wrapper.call(mod.exports, mod.exports, createRequire(file), mod, file, path.dirname(file));
   return mod.exports;
 }

@@ -33,9 +33,15 @@ export function parseJsonObject(text: string): JsonObject {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new HttpError(400, 'bad_json', `the body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`, 'body');
+    throw new HttpError(
+      400,
+      'bad_json',
+      `the body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+      'body',
+    );
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'bad_json', 'the body must be a JSON object', 'body');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new HttpError(400, 'bad_json', 'the body must be a JSON object', 'body');
   return value as JsonObject;
 }
 
@@ -44,7 +50,8 @@ export function stringField(body: JsonObject, field: string, fallback: string): 
 export function stringField(body: JsonObject, field: string, fallback?: string): string {
   const v = body[field];
   if (v === undefined && fallback !== undefined) return fallback;
-  if (typeof v !== 'string' || v.trim() === '') throw badField(field, v === undefined ? 'is required' : 'must be a non-empty string');
+  if (typeof v !== 'string' || v.trim() === '')
+    throw badField(field, v === undefined ? 'is required' : 'must be a non-empty string');
   return v;
 }
 
@@ -58,20 +65,34 @@ export function booleanField(body: JsonObject, field: string, fallback: boolean)
 export function numberField(body: JsonObject, field: string, fallback?: number): number {
   const v = body[field];
   if (v === undefined && fallback !== undefined) return fallback;
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw badField(field, v === undefined ? 'is required' : 'must be a finite number');
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw badField(field, v === undefined ? 'is required' : 'must be a finite number');
   return v;
 }
 
-export function integerField(body: JsonObject, field: string, min: number, max: number, fallback?: number): number {
+export function integerField(
+  body: JsonObject,
+  field: string,
+  min: number,
+  max: number,
+  fallback?: number,
+): number {
   const v = numberField(body, field, fallback);
-  if (!Number.isInteger(v) || v < min || v > max) throw badField(field, `must be a whole number in ${min}..${max}`);
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw badField(field, `must be a whole number in ${min}..${max}`);
   return v;
 }
 
-export function oneOf<T extends string>(body: JsonObject, field: string, allowed: readonly T[], fallback: T): T {
+export function oneOf<T extends string>(
+  body: JsonObject,
+  field: string,
+  allowed: readonly T[],
+  fallback: T,
+): T {
   const v = body[field];
   if (v === undefined) return fallback;
-  if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) throw badField(field, `must be one of ${allowed.join(', ')}`);
+  if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v))
+    throw badField(field, `must be one of ${allowed.join(', ')}`);
   return v as T;
 }
 
@@ -80,18 +101,25 @@ export function canIdField(body: JsonObject, field: string): number {
   const v = body[field];
   let id: number;
   if (typeof v === 'number') id = v;
-  else if (typeof v === 'string' && /^(0x)?[0-9a-f]{1,8}$/i.test(v.trim())) id = parseInt(v.trim().replace(/^0x/i, ''), 16);
+  else if (typeof v === 'string' && /^(0x)?[0-9a-f]{1,8}$/i.test(v.trim()))
+    id = parseInt(v.trim().replace(/^0x/i, ''), 16);
   else throw badField(field, v === undefined ? 'is required' : 'must be a hex string such as "0x1A3"');
-  if (!Number.isInteger(id) || id < 0 || id > 0x1fffffff) throw badField(field, 'must be a CAN id in 0x0..0x1FFFFFFF');
+  if (!Number.isInteger(id) || id < 0 || id > 0x1fffffff)
+    throw badField(field, 'must be a CAN id in 0x0..0x1FFFFFFF');
   return id;
 }
 
 /** Payload bytes as hex pairs, spaces optional: `DE AD BE EF` or `deadbeef`. */
 export function hexBytesField(body: JsonObject, field: string): Uint8Array {
   const v = body[field];
-  if (typeof v !== 'string') throw badField(field, v === undefined ? 'is required' : 'must be a hex byte string such as "DE AD BE EF"');
+  if (typeof v !== 'string')
+    throw badField(
+      field,
+      v === undefined ? 'is required' : 'must be a hex byte string such as "DE AD BE EF"',
+    );
   const hex = v.replace(/\s+/g, '');
-  if (!/^([0-9a-f]{2})*$/i.test(hex)) throw badField(field, 'must be pairs of hex digits such as "DE AD BE EF"');
+  if (!/^([0-9a-f]{2})*$/i.test(hex))
+    throw badField(field, 'must be pairs of hex digits such as "DE AD BE EF"');
   return Uint8Array.from(hex.match(/../g) ?? [], (pair) => parseInt(pair, 16));
 }
 
@@ -103,7 +131,8 @@ export function hexBytesField(body: JsonObject, field: string): Uint8Array {
 export function frameFromBody(body: JsonObject): CanFrame {
   const id = canIdField(body, 'id');
   const extended = booleanField(body, 'extended', id > 0x7ff);
-  if (!extended && id > 0x7ff) throw badField('id', 'a standard id is at most 0x7FF (set extended: true for a 29-bit id)');
+  if (!extended && id > 0x7ff)
+    throw badField('id', 'a standard id is at most 0x7FF (set extended: true for a 29-bit id)');
   const fd = booleanField(body, 'fd', false);
   const data = hexBytesField(body, 'data');
   let dlc: number;
@@ -112,15 +141,33 @@ export function frameFromBody(body: JsonObject): CanFrame {
   } catch (err) {
     throw badField('data', err instanceof Error ? err.message : String(err));
   }
-  if (dlcToLength(dlc, fd) !== data.length) throw badField('data', `${data.length} bytes is not a CAN FD frame length (0-8, 12, 16, 20, 24, 32, 48, 64)`);
+  if (dlcToLength(dlc, fd) !== data.length)
+    throw badField(
+      'data',
+      `${data.length} bytes is not a CAN FD frame length (0-8, 12, 16, 20, 24, 32, 48, 64)`,
+    );
   const channel = integerField(body, 'channel', 0, 255, 0);
-  return { timestamp: Date.now() / 1000, id, extended, remote: false, error: false, fd, brs: false, esi: false, dlc, data, channel, direction: 'tx' };
+  return {
+    timestamp: Date.now() / 1000,
+    id,
+    extended,
+    remote: false,
+    error: false,
+    fd,
+    brs: false,
+    esi: false,
+    dlc,
+    data,
+    channel,
+    direction: 'tx',
+  };
 }
 
 /** `DE AD BE EF`: the spec's shape of frame data. */
 export function hexBytes(data: Uint8Array): string {
   let out = '';
-  for (let i = 0; i < data.length; i++) out += (i ? ' ' : '') + data[i]!.toString(16).toUpperCase().padStart(2, '0');
+  for (let i = 0; i < data.length; i++)
+    out += (i ? ' ' : '') + data[i]!.toString(16).toUpperCase().padStart(2, '0');
   return out;
 }
 

@@ -16,7 +16,13 @@ import path from 'node:path';
 import { CanlabInputError } from '../errors';
 import type { CanFrame } from '../frame';
 import { MarkRefusedError, TransmitRefusedError } from '../workspace/errors';
-import type { MarkAction, SignalDefinition, SignalStep, WorkspaceApi, WorkspaceEvent } from '../workspace/types';
+import type {
+  MarkAction,
+  SignalDefinition,
+  SignalStep,
+  WorkspaceApi,
+  WorkspaceEvent,
+} from '../workspace/types';
 import { DEFAULT_FRAME_COUNT, hexId } from '../workspace/workspace';
 import {
   booleanField,
@@ -116,7 +122,9 @@ function definitionJson(d: SignalDefinition): Record<string, unknown> {
 }
 
 function stepJson(step: SignalStep | undefined): Record<string, unknown> | null {
-  return step ? { kind: step.kind, at: step.at, source: step.source, signal: definitionJson(step.definition) } : null;
+  return step
+    ? { kind: step.kind, at: step.at, source: step.source, signal: definitionJson(step.definition) }
+    : null;
 }
 
 /** The window page with its stylesheet and script inlined, so GET / is the only route without a token. */
@@ -128,9 +136,12 @@ function buildWindowPage(): { html: string; csp: string } {
   const template = read('index.html');
   const styleTag = '<link rel="stylesheet" href="style.css">';
   const scriptTag = '<script src="app.js"></script>';
-  if (!template.includes(styleTag) || !template.includes(scriptTag)) throw new Error(`${dir}/index.html lost its stylesheet or script tag`);
+  if (!template.includes(styleTag) || !template.includes(scriptTag))
+    throw new Error(`${dir}/index.html lost its stylesheet or script tag`);
   // Functions as replacements: `$` sequences in the code must not be read as patterns.
-  const html = template.replace(styleTag, () => `<style>${css}</style>`).replace(scriptTag, () => `<script>${js}</script>`);
+  const html = template
+    .replace(styleTag, () => `<style>${css}</style>`)
+    .replace(scriptTag, () => `<script>${js}</script>`);
   const hash = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
   const csp = `default-src 'none'; script-src ${hash(js)}; style-src ${hash(css)}; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
   return { html, csp };
@@ -153,9 +164,20 @@ interface Route {
   handle(r: Request): Promise<unknown>;
 }
 
-function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function sendJson(
+  res: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...headers });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -166,7 +188,12 @@ function readBody(req: http.IncomingMessage): Promise<JsonObject> {
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       // Past the limit the rest is drained unread, so the 413 answer still reaches the client.
-      if (size > MAX_BODY_BYTES) reject(new HttpError(413, 'body_too_large', `request bodies are at most ${MAX_BODY_BYTES} bytes`, 'body', { Connection: 'close' }));
+      if (size > MAX_BODY_BYTES)
+        reject(
+          new HttpError(413, 'body_too_large', `request bodies are at most ${MAX_BODY_BYTES} bytes`, 'body', {
+            Connection: 'close',
+          }),
+        );
       else chunks.push(chunk);
     });
     req.on('end', () => {
@@ -184,7 +211,12 @@ function readBody(req: http.IncomingMessage): Promise<JsonObject> {
 export function framesCount(value: string | null): number {
   if (value === null) return DEFAULT_FRAMES_N;
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_FRAMES_N)
-    throw new HttpError(400, 'bad_request', `n: must be a whole number in 1..${MAX_FRAMES_N} (default ${DEFAULT_FRAMES_N})`, 'n');
+    throw new HttpError(
+      400,
+      'bad_request',
+      `n: must be a whole number in 1..${MAX_FRAMES_N} (default ${DEFAULT_FRAMES_N})`,
+      'n',
+    );
   return Number(value);
 }
 
@@ -238,7 +270,12 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       transmitter: ws.hasTransmitter(),
       injectRoute: allowInject,
       signals: ws.signals().map(definitionJson),
-      history: { undo: history.undo.length, redo: history.redo.length, lastUndo: stepJson(history.undo.at(-1)), nextRedo: stepJson(history.redo[0]) },
+      history: {
+        undo: history.undo.length,
+        redo: history.redo.length,
+        lastUndo: stepJson(history.undo.at(-1)),
+        nextRedo: stepJson(history.redo[0]),
+      },
     };
   };
   const mark = async (r: Request, source: string): Promise<unknown> => {
@@ -252,7 +289,13 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       path: '/',
       auth: 'public',
       handle: async ({ res }) => {
-        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': page.csp, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' });
+        res.writeHead(200, {
+          'Content-Type': 'text/html; charset=utf-8',
+          'Content-Security-Policy': page.csp,
+          'Cache-Control': 'no-store',
+          'X-Content-Type-Options': 'nosniff',
+          'Referrer-Policy': 'no-referrer',
+        });
         res.end(page.html);
         return undefined;
       },
@@ -267,7 +310,12 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       },
     },
     { method: 'GET', path: '/signals', auth: 'token', handle: async () => ({ signals: decodedSignals(ws) }) },
-    { method: 'GET', path: '/status', auth: 'token', handle: async () => ({ ...ws.status(), transmitter: ws.hasTransmitter(), injectRoute: allowInject }) },
+    {
+      method: 'GET',
+      path: '/status',
+      auth: 'token',
+      handle: async () => ({ ...ws.status(), transmitter: ws.hasTransmitter(), injectRoute: allowInject }),
+    },
     { method: 'GET', path: '/memory', auth: 'token', handle: async () => ({ entries: ws.memory() }) },
     { method: 'POST', path: '/mark', auth: 'token', handle: (r) => mark(r, 'http') },
     ...(allowInject
@@ -278,13 +326,21 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
             auth: 'token',
             handle: async (r) => {
               // The gate comes before the content: an unarmed window answers 409 whatever the body.
-              if (!ws.armTx()) throw new TransmitRefusedError('arm_tx_off', 'ARM TX is off; arm it in the window to transmit');
+              if (!ws.armTx())
+                throw new TransmitRefusedError(
+                  'arm_tx_off',
+                  'ARM TX is off; arm it in the window to transmit',
+                );
               const frame = frameFromBody(await r.body());
               try {
                 await ws.inject(frame);
               } catch (err) {
                 if (err instanceof TransmitRefusedError || err instanceof CanlabInputError) throw err;
-                throw new HttpError(502, 'send_failed', `the adapter did not send the frame: ${err instanceof Error ? err.message : String(err)}`);
+                throw new HttpError(
+                  502,
+                  'send_failed',
+                  `the adapter did not send the frame: ${err instanceof Error ? err.message : String(err)}`,
+                );
               }
               return { sent: frameJson(frame) };
             },
@@ -299,25 +355,49 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       path: '/ui/ids',
       auth: 'token',
       handle: async () => ({
-        ids: ws.idStats().map((s) => ({ id: hexId(s.id, s.extended), count: s.count, rateHz: s.meanRateHz, jitterMs: s.jitterMs, dlcs: s.dlcs, movingBytes: s.movingBytes, byteDistinct: s.byteDistinct })),
+        ids: ws.idStats().map((s) => ({
+          id: hexId(s.id, s.extended),
+          count: s.count,
+          rateHz: s.meanRateHz,
+          jitterMs: s.jitterMs,
+          dlcs: s.dlcs,
+          movingBytes: s.movingBytes,
+          byteDistinct: s.byteDistinct,
+        })),
       }),
     },
-    { method: 'GET', path: '/ui/intelligence', auth: 'token', handle: async () => ({ items: ws.intelligence() }) },
+    {
+      method: 'GET',
+      path: '/ui/intelligence',
+      auth: 'token',
+      handle: async () => ({ items: ws.intelligence() }),
+    },
     {
       method: 'GET',
       path: '/ui/timeline',
       auth: 'token',
       handle: async () => {
         const frames = ws.allFrames();
-        return { start: frames[0]?.timestamp ?? null, end: frames.at(-1)?.timestamp ?? null, marks: ws.marks() };
+        return {
+          start: frames[0]?.timestamp ?? null,
+          end: frames.at(-1)?.timestamp ?? null,
+          marks: ws.marks(),
+        };
       },
     },
-    { method: 'POST', path: '/ui/load', auth: 'token', handle: async (r) => ({ status: await ws.loadCapture(stringField(await r.body(), 'path')) }) },
+    {
+      method: 'POST',
+      path: '/ui/load',
+      auth: 'token',
+      handle: async (r) => ({ status: await ws.loadCapture(stringField(await r.body(), 'path')) }),
+    },
     {
       method: 'POST',
       path: '/ui/signals',
       auth: 'token',
-      handle: async (r) => ({ step: stepJson(ws.defineSignal(definitionFromBody(await r.body()), 'window')) }),
+      handle: async (r) => ({
+        step: stepJson(ws.defineSignal(definitionFromBody(await r.body()), 'window')),
+      }),
     },
     {
       method: 'POST',
@@ -325,7 +405,9 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       auth: 'token',
       handle: async (r) => {
         const body = await r.body();
-        return { step: stepJson(ws.removeSignal(canIdField(body, 'messageId'), stringField(body, 'name'), 'window')) };
+        return {
+          step: stepJson(ws.removeSignal(canIdField(body, 'messageId'), stringField(body, 'name'), 'window')),
+        };
       },
     },
     {
@@ -366,7 +448,12 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       // EventSource cannot send headers, so this one route also takes ?token=.
       auth: 'token-or-query',
       handle: async ({ req, res }) => {
-        res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Content-Type-Options': 'nosniff' });
+        res.writeHead(200, {
+          'Content-Type': 'text/event-stream; charset=utf-8',
+          'Cache-Control': 'no-store',
+          Connection: 'keep-alive',
+          'X-Content-Type-Options': 'nosniff',
+        });
         res.write(': canlab window events\n\n');
         streams.add(res);
         let framesTimer: NodeJS.Timeout | undefined;
@@ -374,7 +461,13 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
           res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
         };
         const off = ws.on((event) => {
-          if (event.type !== 'frames') return send(event.type, event.type === 'signals' ? { kind: event.step.kind, undone: event.undone, source: event.step.source } : event);
+          if (event.type !== 'frames')
+            return send(
+              event.type,
+              event.type === 'signals'
+                ? { kind: event.step.kind, undone: event.undone, source: event.step.source }
+                : event,
+            );
           framesTimer ??= setTimeout(() => {
             framesTimer = undefined;
             send('frames', { frameCount: ws.status().frameCount });
@@ -398,14 +491,32 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://canlab.invalid');
     const candidates = byPath.get(url.pathname);
-    if (!candidates) throw new HttpError(404, 'not_found', `no route ${url.pathname}${url.pathname === '/inject' ? ' (this server does not transmit)' : ''}`);
+    if (!candidates)
+      throw new HttpError(
+        404,
+        'not_found',
+        `no route ${url.pathname}${url.pathname === '/inject' ? ' (this server does not transmit)' : ''}`,
+      );
     const route = candidates.find((r) => r.method === req.method);
-    if (!route) throw new HttpError(405, 'method_not_allowed', `${url.pathname} answers ${candidates.map((r) => r.method).join(', ')}`, undefined, { Allow: candidates.map((r) => r.method).join(', ') });
+    if (!route)
+      throw new HttpError(
+        405,
+        'method_not_allowed',
+        `${url.pathname} answers ${candidates.map((r) => r.method).join(', ')}`,
+        undefined,
+        { Allow: candidates.map((r) => r.method).join(', ') },
+      );
     if (route.auth !== 'public') {
       const header = req.headers['x-api-token'];
-      const given = typeof header === 'string' ? header : route.auth === 'token-or-query' ? (url.searchParams.get('token') ?? undefined) : undefined;
+      const given =
+        typeof header === 'string'
+          ? header
+          : route.auth === 'token-or-query'
+            ? (url.searchParams.get('token') ?? undefined)
+            : undefined;
       if (given === undefined) throw new HttpError(401, 'unauthorized', 'the X-API-Token header is missing');
-      if (!tokenMatches(given, token)) throw new HttpError(401, 'unauthorized', 'the X-API-Token does not match this session’s token');
+      if (!tokenMatches(given, token))
+        throw new HttpError(401, 'unauthorized', 'the X-API-Token does not match this session’s token');
     }
     const body = await route.handle({ url, req, res, body: () => readBody(req) });
     if (body !== undefined) sendJson(res, 200, body);
@@ -447,10 +558,28 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
 }
 
 /** Maps what a handler threw to the documented status and body. */
-function errorAnswer(err: unknown): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } {
-  if (err instanceof HttpError) return { status: err.status, body: { error: err.code, message: err.message, ...(err.field ? { field: err.field } : {}) }, headers: err.headers };
-  if (err instanceof MarkRefusedError) return { status: 409, body: { error: err.reason, message: err.message, field: 'action' } };
-  if (err instanceof TransmitRefusedError) return { status: err.reason === 'arm_tx_off' ? 409 : 503, body: { error: err.reason, message: err.message } };
-  if (err instanceof CanlabInputError) return { status: 400, body: { error: 'bad_request', message: `${err.where}: ${err.message}` } };
-  return { status: 500, body: { error: 'internal', message: err instanceof Error ? err.message : String(err) } };
+function errorAnswer(err: unknown): {
+  status: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+} {
+  if (err instanceof HttpError)
+    return {
+      status: err.status,
+      body: { error: err.code, message: err.message, ...(err.field ? { field: err.field } : {}) },
+      headers: err.headers,
+    };
+  if (err instanceof MarkRefusedError)
+    return { status: 409, body: { error: err.reason, message: err.message, field: 'action' } };
+  if (err instanceof TransmitRefusedError)
+    return {
+      status: err.reason === 'arm_tx_off' ? 409 : 503,
+      body: { error: err.reason, message: err.message },
+    };
+  if (err instanceof CanlabInputError)
+    return { status: 400, body: { error: 'bad_request', message: `${err.where}: ${err.message}` } };
+  return {
+    status: 500,
+    body: { error: 'internal', message: err instanceof Error ? err.message : String(err) },
+  };
 }

@@ -29,7 +29,10 @@
   async function api(method, path, body) {
     const res = await fetch(path, {
       method,
-      headers: Object.assign({ 'X-API-Token': token }, body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      headers: Object.assign(
+        { 'X-API-Token': token },
+        body === undefined ? {} : { 'Content-Type': 'application/json' },
+      ),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json = await res.json().catch(() => ({}));
@@ -72,7 +75,8 @@
   async function refreshState() {
     state = await api('GET', '/ui/state');
     const s = state.status;
-    $('status').textContent = `${s.connection}${s.source ? ` · ${s.source}` : ''} · ${s.frameCount} frames · ${s.idCount} ids · ${s.signalCount} signals · ${s.markCount} marks${s.openMarks.length ? ` (open: ${s.openMarks.join(', ')})` : ''}`;
+    $('status').textContent =
+      `${s.connection}${s.source ? ` · ${s.source}` : ''} · ${s.frameCount} frames · ${s.idCount} ids · ${s.signalCount} signals · ${s.markCount} marks${s.openMarks.length ? ` (open: ${s.openMarks.join(', ')})` : ''}`;
     const arm = $('arm-tx');
     arm.checked = s.armTx;
     arm.parentElement.classList.toggle('on', s.armTx);
@@ -82,7 +86,11 @@
     $('history').textContent = last ? `last step: ${last.kind} ${last.signal.name} (${last.source})` : '';
     $('inject-panel').hidden = !state.injectRoute;
     $('inject-send').disabled = !(s.armTx && state.transmitter);
-    $('inject-note').textContent = !state.transmitter ? 'No adapter that can transmit is attached.' : s.armTx ? 'ARM TX is on: Send puts the frame on the bus.' : 'Arm TX to send.';
+    $('inject-note').textContent = !state.transmitter
+      ? 'No adapter that can transmit is attached.'
+      : s.armTx
+        ? 'ARM TX is on: Send puts the frame on the bus.'
+        : 'Arm TX to send.';
     await refreshSignals();
   }
 
@@ -94,13 +102,19 @@
       tr.dataset.signal = s.name;
       cell(tr, s.messageId, 'mono');
       cell(tr, s.name);
-      cell(tr, `${s.startBit}|${s.length}@${s.byteOrder === 'little_endian' ? '1' : '0'}${s.signed ? '-' : '+'}`, 'mono');
+      cell(
+        tr,
+        `${s.startBit}|${s.length}@${s.byteOrder === 'little_endian' ? '1' : '0'}${s.signed ? '-' : '+'}`,
+        'mono',
+      );
       cell(tr, `(${s.factor},${s.offset}) ${s.unit}`);
       cell(tr, d && d.value !== null ? `${d.label ?? d.value} ${s.unit}` : '–');
       const remove = document.createElement('button');
       remove.type = 'button';
       remove.textContent = 'Remove';
-      remove.addEventListener('click', () => attempt(() => api('POST', '/ui/signals/remove', { messageId: s.messageId, name: s.name })));
+      remove.addEventListener('click', () =>
+        attempt(() => api('POST', '/ui/signals/remove', { messageId: s.messageId, name: s.name })),
+      );
       cell(tr, '').appendChild(remove);
     });
   }
@@ -158,14 +172,38 @@
       for (const m of marks) {
         const y = 8 + (lanes.indexOf(m.label) % 6) * 16;
         if (m.kind === 'point') {
-          children.push(svg('line', { class: 'point', x1: x(m.start), y1: y, x2: x(m.start), y2: y + 14, 'data-label': m.label }));
+          children.push(
+            svg('line', {
+              class: 'point',
+              x1: x(m.start),
+              y1: y,
+              x2: x(m.start),
+              y2: y + 14,
+              'data-label': m.label,
+            }),
+          );
         } else {
           const x2 = x(m.end ?? hi);
-          children.push(svg('rect', { class: m.end === undefined ? 'interval open' : 'interval', x: x(m.start), y, width: Math.max(x2 - x(m.start), 2), height: 14, 'data-label': m.label }));
+          children.push(
+            svg('rect', {
+              class: m.end === undefined ? 'interval open' : 'interval',
+              x: x(m.start),
+              y,
+              width: Math.max(x2 - x(m.start), 2),
+              height: 14,
+              'data-label': m.label,
+            }),
+          );
         }
         // Labels near the right edge are written leftwards so they stay inside the drawing.
         const right = x(m.start) > width - 100;
-        children.push(svg('text', { x: x(m.start) + (right ? -4 : 4), y: y + 11, 'text-anchor': right ? 'end' : 'start' }, m.label));
+        children.push(
+          svg(
+            'text',
+            { x: x(m.start) + (right ? -4 : 4), y: y + 11, 'text-anchor': right ? 'end' : 'start' },
+            m.label,
+          ),
+        );
       }
       $('timeline-span').textContent = `${fmt(lo, 3)} s – ${fmt(hi, 3)} s · ${marks.length} marks`;
     } else {
@@ -225,7 +263,9 @@
 
   $('undo').addEventListener('click', () => attempt(() => api('POST', '/ui/undo')));
   $('redo').addEventListener('click', () => attempt(() => api('POST', '/ui/redo')));
-  $('arm-tx').addEventListener('change', (e) => attempt(() => api('POST', '/ui/arm-tx', { on: e.target.checked }).finally(refreshState)));
+  $('arm-tx').addEventListener('change', (e) =>
+    attempt(() => api('POST', '/ui/arm-tx', { on: e.target.checked }).finally(refreshState)),
+  );
 
   $('mark-form').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -238,7 +278,8 @@
   $('timeline').addEventListener('click', (e) => {
     if (!axis) return;
     const box = e.currentTarget.getBoundingClientRect();
-    const t = axis.lo + ((((e.clientX - box.left) / box.width) * axis.width - 10) / (axis.width - 20)) * axis.span;
+    const t =
+      axis.lo + ((((e.clientX - box.left) / box.width) * axis.width - 10) / (axis.width - 20)) * axis.span;
     $('mark-form').elements.at.value = t.toFixed(3);
   });
 

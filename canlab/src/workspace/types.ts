@@ -122,7 +122,9 @@ export interface WorkspaceApi {
   /** The defined signals as a signal database, one message per id (what decode() uses). */
   signalDatabase(): DbcDatabase;
   /** Decodes frames with the defined signals (latest n by default). */
-  decode(query?: FrameQuery): Array<{ timestamp: number; id: number; extended: boolean; message: string; signals: DecodedSignal[] }>;
+  decode(
+    query?: FrameQuery,
+  ): Array<{ timestamp: number; id: number; extended: boolean; message: string; signals: DecodedSignal[] }>;
 
   /** Applies a mark action at `at` (default: the newest frame's time) following the interval state machine. */
   mark(label: string, action: MarkAction, source: string, at?: number): Mark;

@@ -12,7 +12,13 @@
  */
 import { computeIdStats, type IdStats } from '../analysis/ids';
 import { describeField } from '../analysis/bits';
-import { compileDecoder, messageKey, signalEndByte, type CompiledDecoder, type DecodedSignal } from '../dbc/codec';
+import {
+  compileDecoder,
+  messageKey,
+  signalEndByte,
+  type CompiledDecoder,
+  type DecodedSignal,
+} from '../dbc/codec';
 import type { DbcDatabase, DbcMessage, DbcSignal } from '../dbc/model';
 import { buildDraftDbc, detectAll } from '../detect';
 import type { Candidate, Findings } from '../detect/types';
@@ -64,7 +70,9 @@ const DBC_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_LABEL_LENGTH = 200;
 
 /** A DbcSignal with the defaults a hand-made signal needs (factor 1, no unit, no multiplexing). */
-export function newSignal(fields: Pick<DbcSignal, 'name' | 'startBit' | 'length'> & Partial<DbcSignal>): DbcSignal {
+export function newSignal(
+  fields: Pick<DbcSignal, 'name' | 'startBit' | 'length'> & Partial<DbcSignal>,
+): DbcSignal {
   return {
     byteOrder: 'little_endian',
     signed: false,
@@ -83,7 +91,10 @@ export function newSignal(fields: Pick<DbcSignal, 'name' | 'startBit' | 'length'
 
 /** `0x1A3` for a standard id, `0x18DAF110` for an extended one (the REST and window spelling). */
 export function hexId(id: number, extended: boolean): string {
-  return `0x${id.toString(16).toUpperCase().padStart(extended ? 8 : 3, '0')}`;
+  return `0x${id
+    .toString(16)
+    .toUpperCase()
+    .padStart(extended ? 8 : 3, '0')}`;
 }
 
 function signalKey(messageId: number, extended: boolean, name: string): string {
@@ -100,17 +111,38 @@ function checkDefinition(d: SignalDefinition): void {
   const where = `signal ${String(s?.name)}`;
   const maxId = d.extended ? 0x1fffffff : 0x7ff;
   if (!Number.isInteger(d.messageId) || d.messageId < 0 || d.messageId > maxId)
-    throw new CanlabInputError(where, `message id ${d.messageId} is outside 0..0x${maxId.toString(16).toUpperCase()} for ${d.extended ? 'an extended' : 'a standard'} id`);
+    throw new CanlabInputError(
+      where,
+      `message id ${d.messageId} is outside 0..0x${maxId.toString(16).toUpperCase()} for ${d.extended ? 'an extended' : 'a standard'} id`,
+    );
   if (typeof s.name !== 'string' || !DBC_IDENTIFIER.test(s.name) || s.name.length > 128)
-    throw new CanlabInputError(where, 'the name must be a DBC identifier (letters, digits, underscore; not starting with a digit; at most 128 characters)');
-  if (!Number.isInteger(s.length) || s.length < 1 || s.length > 64) throw new CanlabInputError(where, `length ${s.length} is outside 1..64 bits`);
-  if (!Number.isInteger(s.startBit) || s.startBit < 0 || s.startBit > 511) throw new CanlabInputError(where, `start bit ${s.startBit} is outside 0..511`);
-  if (s.byteOrder !== 'little_endian' && s.byteOrder !== 'big_endian') throw new CanlabInputError(where, `byte order must be little_endian or big_endian, not ${String(s.byteOrder)}`);
-  if (s.valueType === 'float32' && s.length !== 32) throw new CanlabInputError(where, 'a float32 signal is 32 bits long');
-  if (s.valueType === 'float64' && s.length !== 64) throw new CanlabInputError(where, 'a float64 signal is 64 bits long');
-  if (signalEndByte(s) > 64) throw new CanlabInputError(where, `start bit ${s.startBit} with length ${s.length} runs past byte 64`);
-  for (const [name, v] of [['factor', s.factor], ['offset', s.offset], ['minimum', s.minimum], ['maximum', s.maximum]] as const)
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new CanlabInputError(where, `${name} must be a finite number`);
+    throw new CanlabInputError(
+      where,
+      'the name must be a DBC identifier (letters, digits, underscore; not starting with a digit; at most 128 characters)',
+    );
+  if (!Number.isInteger(s.length) || s.length < 1 || s.length > 64)
+    throw new CanlabInputError(where, `length ${s.length} is outside 1..64 bits`);
+  if (!Number.isInteger(s.startBit) || s.startBit < 0 || s.startBit > 511)
+    throw new CanlabInputError(where, `start bit ${s.startBit} is outside 0..511`);
+  if (s.byteOrder !== 'little_endian' && s.byteOrder !== 'big_endian')
+    throw new CanlabInputError(
+      where,
+      `byte order must be little_endian or big_endian, not ${String(s.byteOrder)}`,
+    );
+  if (s.valueType === 'float32' && s.length !== 32)
+    throw new CanlabInputError(where, 'a float32 signal is 32 bits long');
+  if (s.valueType === 'float64' && s.length !== 64)
+    throw new CanlabInputError(where, 'a float64 signal is 64 bits long');
+  if (signalEndByte(s) > 64)
+    throw new CanlabInputError(where, `start bit ${s.startBit} with length ${s.length} runs past byte 64`);
+  for (const [name, v] of [
+    ['factor', s.factor],
+    ['offset', s.offset],
+    ['minimum', s.minimum],
+    ['maximum', s.maximum],
+  ] as const)
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      throw new CanlabInputError(where, `${name} must be a finite number`);
   if (s.factor === 0) throw new CanlabInputError(where, 'factor must not be 0');
 }
 
@@ -121,7 +153,15 @@ function databaseOf(definitions: readonly SignalDefinition[]): DbcDatabase {
     const key = messageKey(d.messageId, d.extended);
     let message = messages.get(key);
     if (!message) {
-      message = { id: d.messageId, extended: d.extended, name: `MSG_${hexId(d.messageId, d.extended).slice(2)}`, length: 8, sender: 'Vector__XXX', signals: [], attributes: {} };
+      message = {
+        id: d.messageId,
+        extended: d.extended,
+        name: `MSG_${hexId(d.messageId, d.extended).slice(2)}`,
+        length: 8,
+        sender: 'Vector__XXX',
+        signals: [],
+        attributes: {},
+      };
       messages.set(key, message);
     }
     message.signals.push(d.signal);
@@ -250,7 +290,10 @@ export class Workspace implements WorkspaceApi {
     for (const file of project?.segments ?? [path]) {
       for await (const batch of readCaptureBatches(file)) {
         if (frames.length + batch.length > this.maxLoadedFrames)
-          throw new CanlabInputError(path, `holds more than ${this.maxLoadedFrames} frames, the most a workspace keeps in memory for analysis; split it, or use canlab ids/detect/decode, which stream`);
+          throw new CanlabInputError(
+            path,
+            `holds more than ${this.maxLoadedFrames} frames, the most a workspace keeps in memory for analysis; split it, or use canlab ids/detect/decode, which stream`,
+          );
         for (const f of batch) frames.push(f);
       }
     }
@@ -358,16 +401,27 @@ export class Workspace implements WorkspaceApi {
     try {
       compileDecoder(databaseOf(next));
     } catch (err) {
-      throw new CanlabInputError(`signal ${definition.signal.name}`, err instanceof Error ? err.message : String(err));
+      throw new CanlabInputError(
+        `signal ${definition.signal.name}`,
+        err instanceof Error ? err.message : String(err),
+      );
     }
     const replaced = index >= 0 ? this.definitions[index] : undefined;
-    return this.record({ step: { kind: 'define', definition, at: new Date().toISOString(), source }, replaced, index: index >= 0 ? index : next.length - 1 });
+    return this.record({
+      step: { kind: 'define', definition, at: new Date().toISOString(), source },
+      replaced,
+      index: index >= 0 ? index : next.length - 1,
+    });
   }
 
   removeSignal(messageId: number, name: string, source: string): SignalStep {
     const index = this.definitions.findIndex((d) => d.messageId === messageId && d.signal.name === name);
     const definition = this.definitions[index];
-    if (definition === undefined) throw new CanlabInputError(`signal ${name}`, `no signal ${name} is defined on message 0x${messageId.toString(16).toUpperCase()}`);
+    if (definition === undefined)
+      throw new CanlabInputError(
+        `signal ${name}`,
+        `no signal ${name} is defined on message 0x${messageId.toString(16).toUpperCase()}`,
+      );
     return this.record({ step: { kind: 'remove', definition, at: new Date().toISOString(), source }, index });
   }
 
@@ -403,7 +457,14 @@ export class Workspace implements WorkspaceApi {
       const f = frames[i]!;
       if (f.error || f.remote || !matches(f, query)) continue;
       const decoded = decoder(f.id, f.extended, f.data);
-      if (decoded) out.push({ timestamp: f.timestamp, id: f.id, extended: f.extended, message: decoded.message.name, signals: decoded.signals });
+      if (decoded)
+        out.push({
+          timestamp: f.timestamp,
+          id: f.id,
+          extended: f.extended,
+          message: decoded.message.name,
+          signals: decoded.signals,
+        });
     }
     return out.reverse();
   }
@@ -416,8 +477,12 @@ export class Workspace implements WorkspaceApi {
    */
   mark(label: string, action: MarkAction, source: string, at?: number): Mark {
     if (typeof label !== 'string' || label.trim() === '' || label.length > MAX_LABEL_LENGTH)
-      throw new CanlabInputError('mark', `label must be a non-empty string of at most ${MAX_LABEL_LENGTH} characters`);
-    if (at !== undefined && !Number.isFinite(at)) throw new CanlabInputError('mark', 'at must be a finite number of seconds');
+      throw new CanlabInputError(
+        'mark',
+        `label must be a non-empty string of at most ${MAX_LABEL_LENGTH} characters`,
+      );
+    if (at !== undefined && !Number.isFinite(at))
+      throw new CanlabInputError('mark', 'at must be a finite number of seconds');
     const time = at ?? this.newestTime();
     const open = this.openMarks.get(label);
     let record: MarkRecord;
@@ -427,26 +492,46 @@ export class Workspace implements WorkspaceApi {
       case 'toggle': {
         const closing = action === 'end' || (action === 'toggle' && open !== undefined);
         if (action === 'begin' && open)
-          throw new MarkRefusedError('already_open', label, `an interval for '${label}' is already open since ${open.mark.start} s; end it first`);
+          throw new MarkRefusedError(
+            'already_open',
+            label,
+            `an interval for '${label}' is already open since ${open.mark.start} s; end it first`,
+          );
         if (closing) {
-          if (!open) throw new MarkRefusedError('none_open', label, `no interval is open for '${label}'; begin one first`);
+          if (!open)
+            throw new MarkRefusedError(
+              'none_open',
+              label,
+              `no interval is open for '${label}'; begin one first`,
+            );
           // A mark placed out of order never ends before it starts.
           open.mark.end = Math.max(time, open.mark.start);
           this.openMarks.delete(label);
           record = open;
         } else {
-          record = { mark: { id: this.nextMarkId++, label, kind: 'interval', start: time, source }, changedAt: '', seq: 0 };
+          record = {
+            mark: { id: this.nextMarkId++, label, kind: 'interval', start: time, source },
+            changedAt: '',
+            seq: 0,
+          };
           this.markRecords.push(record);
           this.openMarks.set(label, record);
         }
         break;
       }
       case 'point':
-        record = { mark: { id: this.nextMarkId++, label, kind: 'point', start: time, end: time, source }, changedAt: '', seq: 0 };
+        record = {
+          mark: { id: this.nextMarkId++, label, kind: 'point', start: time, end: time, source },
+          changedAt: '',
+          seq: 0,
+        };
         this.markRecords.push(record);
         break;
       default:
-        throw new CanlabInputError('mark', `action must be toggle, begin, end or point, not ${String(action)}`);
+        throw new CanlabInputError(
+          'mark',
+          `action must be toggle, begin, end or point, not ${String(action)}`,
+        );
     }
     record.changedAt = new Date().toISOString();
     record.seq = ++this.seq;
@@ -467,10 +552,31 @@ export class Workspace implements WorkspaceApi {
   intelligence(): IntelligenceItem[] {
     const findings = this.findings();
     const items: Array<IntelligenceItem & { seq: number }> = [];
-    for (const r of this.markRecords) items.push({ kind: 'mark', at: r.changedAt, title: markTitle(r.mark), detail: { ...r.mark }, seq: r.seq });
+    for (const r of this.markRecords)
+      items.push({
+        kind: 'mark',
+        at: r.changedAt,
+        title: markTitle(r.mark),
+        detail: { ...r.mark },
+        seq: r.seq,
+      });
     for (const idf of findings.ids) {
-      const candidates: Candidate[] = [...idf.checksums, ...idf.counters, ...idf.multiplexers, ...idf.fields, ...idf.flags, ...idf.valueTables];
-      for (const c of candidates) items.push({ kind: 'finding', at: this.framesChangedAt, title: findingTitle(idf.key, c), detail: { id: idf.key, ...c }, seq: this.framesSeq });
+      const candidates: Candidate[] = [
+        ...idf.checksums,
+        ...idf.counters,
+        ...idf.multiplexers,
+        ...idf.fields,
+        ...idf.flags,
+        ...idf.valueTables,
+      ];
+      for (const c of candidates)
+        items.push({
+          kind: 'finding',
+          at: this.framesChangedAt,
+          title: findingTitle(idf.key, c),
+          detail: { id: idf.key, ...c },
+          seq: this.framesSeq,
+        });
     }
     // Stable sort: findings computed together keep the detectors' order.
     items.sort((a, b) => b.seq - a.seq);
@@ -484,7 +590,10 @@ export class Workspace implements WorkspaceApi {
   /** Sets (or replaces) the entry under `key`. */
   remember(key: string, value: string): MemoryEntry {
     if (typeof key !== 'string' || key.trim() === '' || key.length > MAX_LABEL_LENGTH)
-      throw new CanlabInputError('memory', `key must be a non-empty string of at most ${MAX_LABEL_LENGTH} characters`);
+      throw new CanlabInputError(
+        'memory',
+        `key must be a non-empty string of at most ${MAX_LABEL_LENGTH} characters`,
+      );
     if (typeof value !== 'string') throw new CanlabInputError('memory', 'value must be a string');
     const entry = { key, value, at: new Date().toISOString() };
     this.memoryEntries.delete(key);
@@ -508,9 +617,14 @@ export class Workspace implements WorkspaceApi {
   }
 
   async inject(frame: CanFrame): Promise<void> {
-    if (!this.armed) throw new TransmitRefusedError('arm_tx_off', 'ARM TX is off; arm it in the window to transmit');
+    if (!this.armed)
+      throw new TransmitRefusedError('arm_tx_off', 'ARM TX is off; arm it in the window to transmit');
     const tx = this.transmitter;
-    if (!tx) throw new TransmitRefusedError('no_transmitter', 'no adapter that can transmit is attached to this workspace');
+    if (!tx)
+      throw new TransmitRefusedError(
+        'no_transmitter',
+        'no adapter that can transmit is attached to this workspace',
+      );
     if (!frame.remote && frame.data.length !== dlcToLength(frame.dlc, frame.fd))
       throw new CanlabInputError('inject', `DLC ${frame.dlc} does not match ${frame.data.length} data bytes`);
     await tx.send(frame);
@@ -569,10 +683,15 @@ export class Workspace implements WorkspaceApi {
 
 function countOf(query: FrameQuery): number {
   const n = query.n ?? DEFAULT_FRAME_COUNT;
-  if (!Number.isInteger(n) || n < 0) throw new CanlabInputError('frames', `n must be a whole number of frames, not ${n}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new CanlabInputError('frames', `n must be a whole number of frames, not ${n}`);
   return n;
 }
 
 function matches(f: CanFrame, q: FrameQuery): boolean {
-  return (q.id === undefined || f.id === q.id) && (q.from === undefined || f.timestamp >= q.from) && (q.to === undefined || f.timestamp <= q.to);
+  return (
+    (q.id === undefined || f.id === q.id) &&
+    (q.from === undefined || f.timestamp >= q.from) &&
+    (q.to === undefined || f.timestamp <= q.to)
+  );
 }

@@ -57,7 +57,19 @@ async function refusal(config: AdapterConfig): Promise<AdapterUnavailableError> 
 
 describe('frame datagrams', () => {
   it('round-trip every flag, extended ids and FD lengths, and reject malformed datagrams', () => {
-    const fd: CanFrame = { timestamp: 0, id: 0x18daf110, extended: true, remote: false, error: false, fd: true, brs: true, esi: false, dlc: 13, data: new Uint8Array(32).fill(7), channel: 0 };
+    const fd: CanFrame = {
+      timestamp: 0,
+      id: 0x18daf110,
+      extended: true,
+      remote: false,
+      error: false,
+      fd: true,
+      brs: true,
+      esi: false,
+      dlc: 13,
+      data: new Uint8Array(32).fill(7),
+      channel: 0,
+    };
     const back = decodeFrameDatagram(encodeFrameDatagram(fd), 5, 2)!;
     expect(back).toEqual({ ...fd, timestamp: 5, channel: 2 });
     const buf = encodeFrameDatagram(fd);
@@ -75,7 +87,9 @@ describe('virtual bus', () => {
     expect('send' in a).toBe(false);
     await sendFrames('virtual', 'vb1', 20, env);
     await until(() => fa.length === 20 && fb.length === 20);
-    expect(fa.map((f) => ({ id: f.id, data: [...f.data] }))).toEqual(Array.from({ length: 20 }, (_, i) => sentFrame(i)));
+    expect(fa.map((f) => ({ id: f.id, data: [...f.data] }))).toEqual(
+      Array.from({ length: 20 }, (_, i) => sentFrame(i)),
+    );
     expect(fo).toHaveLength(0);
     // a closed listener leaves the bus: the next frames reach only the other one
     await a.close();
@@ -93,7 +107,9 @@ describe('udp_multicast', () => {
     const frames = collect(r);
     await sendFrames('udp_multicast', channel, 10, env);
     await until(() => frames.length === 10);
-    expect(frames.map((f) => ({ id: f.id, data: [...f.data] }))).toEqual(Array.from({ length: 10 }, (_, i) => sentFrame(i)));
+    expect(frames.map((f) => ({ id: f.id, data: [...f.data] }))).toEqual(
+      Array.from({ length: 10 }, (_, i) => sentFrame(i)),
+    );
     await r.close();
   });
 
@@ -109,7 +125,10 @@ describe('refusals by name', () => {
     const err = await refusal(adapter('socketcan', 'canlabnone0', { bitrate: 250000 }));
     expect(err.fix).toContain('ip link set canlabnone0 up type can bitrate 250000');
     const out: string[] = [];
-    const code = await runCli(['capture', '--interface', 'socketcan', '--channel', 'canlabnone0', '--out', path.join(tmp, 'never')], { stdout: (t) => out.push(t), stderr: (t) => out.push(t) });
+    const code = await runCli(
+      ['capture', '--interface', 'socketcan', '--channel', 'canlabnone0', '--out', path.join(tmp, 'never')],
+      { stdout: (t) => out.push(t), stderr: (t) => out.push(t) },
+    );
     expect(code).toBe(2);
     expect(out.join('')).toContain('ip link set canlabnone0 up type can bitrate 500000');
     // a refused adapter leaves no capture folder behind
@@ -148,16 +167,21 @@ const vcanReason = !packageInstalled('socketcan')
   ? "the 'socketcan' npm package is not installed"
   : undefined;
 if (vcanReason !== undefined) process.stdout.write(`skipping the vcan test: ${vcanReason}\n`);
-(vcanReason === undefined ? it : it.skip)('socketcan records from a vcan link (needs the socketcan package and a vcan0 link)', async () => {
-  if ((await socketcanLinkState('vcan0')) !== 'up') {
-    process.stdout.write('vcan0 is not up (ip link add dev vcan0 type vcan; ip link set vcan0 up): nothing to record from\n');
-    return;
-  }
-  const r = await openReceiver(adapter('socketcan', 'vcan0'));
-  const result = await testAdapter(adapter('socketcan', 'vcan0'), 200);
-  expect(result.ok).toBe(true);
-  await r.close();
-});
+(vcanReason === undefined ? it : it.skip)(
+  'socketcan records from a vcan link (needs the socketcan package and a vcan0 link)',
+  async () => {
+    if ((await socketcanLinkState('vcan0')) !== 'up') {
+      process.stdout.write(
+        'vcan0 is not up (ip link add dev vcan0 type vcan; ip link set vcan0 up): nothing to record from\n',
+      );
+      return;
+    }
+    const r = await openReceiver(adapter('socketcan', 'vcan0'));
+    const result = await testAdapter(adapter('socketcan', 'vcan0'), 200);
+    expect(result.ok).toBe(true);
+    await r.close();
+  },
+);
 
 /** A fake board on 127.0.0.1: records every byte the adapter sends and plays `script` to it. */
 const openBoards = new Set<() => Promise<void>>();
@@ -166,7 +190,9 @@ afterEach(async () => {
   openBoards.clear();
 });
 
-async function fakeBoard(onConnect: (socket: net.Socket) => void): Promise<{ port: number; received: () => Buffer; close: () => Promise<void> }> {
+async function fakeBoard(
+  onConnect: (socket: net.Socket) => void,
+): Promise<{ port: number; received: () => Buffer; close: () => Promise<void> }> {
   const chunks: Buffer[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -189,7 +215,18 @@ async function fakeBoard(onConnect: (socket: net.Socket) => void): Promise<{ por
 describe('gvret over TCP', () => {
   it('switches to binary mode, parses frames from both buses across chunk boundaries, and never sends a frame', async () => {
     const frame = (bus: number, id: number, data: number[]): Buffer =>
-      Buffer.from([0xf1, 0x00, 1, 2, 3, 4, ...Buffer.from(Uint32Array.of(id >>> 0).buffer), (bus << 4) | data.length, ...data, 0]);
+      Buffer.from([
+        0xf1,
+        0x00,
+        1,
+        2,
+        3,
+        4,
+        ...Buffer.from(Uint32Array.of(id >>> 0).buffer),
+        (bus << 4) | data.length,
+        ...data,
+        0,
+      ]);
     const stream = Buffer.concat([
       Buffer.from('GVRET ready\r\n'),
       frame(0, 0x123, [1, 2, 3]),
@@ -228,7 +265,15 @@ describe('gvret over TCP', () => {
 describe('slcan over TCP', () => {
   it('opens listen-only at the configured bit rate, parses classic, extended, remote and FD lines, closes with C', async () => {
     const board = await fakeBoard((socket) => {
-      socket.once('data', () => socket.write('\rt1232AABB\rT18DAF1108' + '0102030405060708' + '\rr7FF4\rxyz\rb1239' + '00'.repeat(12) + '\rt00011234AB\r'));
+      socket.once('data', () =>
+        socket.write(
+          '\rt1232AABB\rT18DAF1108' +
+            '0102030405060708' +
+            '\rr7FF4\rxyz\rb1239' +
+            '00'.repeat(12) +
+            '\rt00011234AB\r',
+        ),
+      );
     });
     const r = await openReceiver(adapter('slcan', `127.0.0.1:${board.port}`, { bitrate: 250000 }));
     const frames = collect(r);
@@ -265,10 +310,15 @@ describe('socketcan through socketcand', () => {
       socket.on('data', (d) => {
         const text = d.toString();
         if (text.includes('< open vcan3 >')) socket.write('< ok >');
-        if (text.includes('< rawmode >')) socket.write('< ok >< frame 123 1700000000.250000 DEADBEEF >< frame 18DAF110 1700000000.500000 ABC >');
+        if (text.includes('< rawmode >'))
+          socket.write(
+            '< ok >< frame 123 1700000000.250000 DEADBEEF >< frame 18DAF110 1700000000.500000 ABC >',
+          );
       });
     });
-    const r = await openReceiver(adapter('socketcan', 'vcan3', { extras: { socketcandHost: `127.0.0.1:${board.port}` } }));
+    const r = await openReceiver(
+      adapter('socketcan', 'vcan3', { extras: { socketcandHost: `127.0.0.1:${board.port}` } }),
+    );
     const frames = collect(r);
     await until(() => frames.length === 1 && r.malformed === 1);
     await r.close();
@@ -282,16 +332,41 @@ describe('socketcan through socketcand', () => {
 describe('canlab adapters', () => {
   const run = async (...argv: string[]): Promise<{ code: number; out: string }> => {
     let out = '';
-    const code = await runCli(['adapters', ...argv], { stdout: (t) => (out += t), stderr: (t) => (out += t) });
+    const code = await runCli(['adapters', ...argv], {
+      stdout: (t) => (out += t),
+      stderr: (t) => (out += t),
+    });
     return { code, out };
   };
 
   it('adds, lists, tests (listening 1 s, sending nothing) and removes saved adapters', async () => {
     expect((await run('add', 'bench', '--backend', 'virtual', '--channel', 'vb-cli')).code).toBe(0);
-    expect((await run('add', 'car', '--backend', 'gvret', '--channel', '192.168.4.1:23', '--bitrate', '500000', '--serial-baud', '115200')).code).toBe(0);
+    expect(
+      (
+        await run(
+          'add',
+          'car',
+          '--backend',
+          'gvret',
+          '--channel',
+          '192.168.4.1:23',
+          '--bitrate',
+          '500000',
+          '--serial-baud',
+          '115200',
+        )
+      ).code,
+    ).toBe(0);
     expect(await loadAdapters()).toEqual([
       { name: 'bench', backend: 'virtual', channel: 'vb-cli', fd: false, extras: {} },
-      { name: 'car', backend: 'gvret', channel: '192.168.4.1:23', bitrate: 500000, fd: false, extras: { serialBaud: 115200 } },
+      {
+        name: 'car',
+        backend: 'gvret',
+        channel: '192.168.4.1:23',
+        bitrate: 500000,
+        fd: false,
+        extras: { serialBaud: 115200 },
+      },
     ]);
     expect((await run('list')).out).toMatch(/car\tgvret\t192\.168\.4\.1:23\t500000 bit\/s/);
     // a second listener on the bus hears nothing from the Test action

@@ -66,7 +66,13 @@ export function startCanlab(args: string[], env: NodeJS.ProcessEnv): Child {
 }
 
 /** Sends `count` known frames (see send-frames.ts) from a separate process; resolves when it is done. */
-export async function sendFrames(backend: string, channel: string, count: number, env: NodeJS.ProcessEnv, intervalMs = 0): Promise<void> {
+export async function sendFrames(
+  backend: string,
+  channel: string,
+  count: number,
+  env: NodeJS.ProcessEnv,
+  intervalMs = 0,
+): Promise<void> {
   const child = startProcess([TSX_CLI, SENDER, backend, channel, String(count), String(intervalMs)], env);
   const code = await child.exited;
   if (code !== 0) throw new Error(`sender exited ${code}: ${child.output()}`);

@@ -9,13 +9,26 @@ import { isBackendId } from '../../src/adapters/types';
 
 async function main(): Promise<void> {
   const [backend, channel, countText, intervalText] = process.argv.slice(2);
-  if (backend === undefined || !isBackendId(backend) || channel === undefined) throw new Error('usage: send-frames <backend> <channel> <count> [intervalMs]');
+  if (backend === undefined || !isBackendId(backend) || channel === undefined)
+    throw new Error('usage: send-frames <backend> <channel> <count> [intervalMs]');
   const count = Number(countText ?? '10');
   const interval = Number(intervalText ?? '0');
   const tx = await openTransmitter({ name: 'sender', backend, channel, fd: false, extras: {} });
   for (let i = 0; i < count; i++) {
     const data = Uint8Array.from([i & 0xff, i >> 8, 0xa5, 0, 0, 0, 0, 0x5a]);
-    await tx.send({ timestamp: 0, id: 0x100 + (i % 4), extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: 8, data, channel: 0 });
+    await tx.send({
+      timestamp: 0,
+      id: 0x100 + (i % 4),
+      extended: false,
+      remote: false,
+      error: false,
+      fd: false,
+      brs: false,
+      esi: false,
+      dlc: 8,
+      data,
+      channel: 0,
+    });
     if (interval > 0) await new Promise((r) => setTimeout(r, interval));
   }
   await tx.close();

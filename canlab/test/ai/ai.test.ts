@@ -58,41 +58,64 @@ function capture(): CanFrame[] {
 
 const SAMPLE = 50;
 
-it.each(['openai', 'anthropic', 'gemini', 'ollama'] as const)('%s: sends statistics and at most N sample frames in the real request shape', async (provider) => {
-  answer = ANSWERS[provider];
-  const payload = await buildAnalysisPayload(capture(), SAMPLE);
-  const config: AiConfig = { provider, endpoint: url, ...(provider === 'ollama' ? {} : { apiKey: 'sk-test' }) };
-  expect(await analyze(config, { payload })).toBe('counter in byte 0');
-  expect(requests).toHaveLength(1);
-  const req = requests[0]!;
-  const expected = {
-    openai: { path: '/v1/chat/completions', header: ['authorization', 'Bearer sk-test'] },
-    anthropic: { path: '/v1/messages', header: ['x-api-key', 'sk-test'] },
-    gemini: { path: '/v1beta/models/gemini-1.5-flash:generateContent', header: ['x-goog-api-key', 'sk-test'] },
-    ollama: { path: '/api/chat', header: undefined },
-  }[provider];
-  expect(req.url).toBe(expected.path);
-  if (expected.header) expect(req.headers[expected.header[0]!]).toBe(expected.header[1]);
-  else expect(req.headers['authorization']).toBeUndefined();
-  const userText: string =
-    provider === 'gemini' ? req.body.contents[0].parts[0].text : provider === 'anthropic' ? req.body.messages[0].content : req.body.messages[1].content;
-  const sent = JSON.parse(userText.slice(userText.indexOf('{')));
-  expect(sent.frameCount).toBe(5000);
-  expect(sent.messages.map((m: any) => [m.id, m.count])).toEqual([
-    ['0x100', 1667],
-    ['0x200', 1667],
-    ['0x18DAF110x', 1666],
-  ]);
-  expect(sent.messages[0].byteDistinct).toEqual([256, 1, 1, 1]);
-  expect(sent.sample).toHaveLength(SAMPLE);
-  expect(sent.sample[0]).toEqual({ t: expect.any(Number), id: expect.stringMatching(/^0x/), data: expect.stringMatching(/^[0-9A-F]{2}( [0-9A-F]{2}){3}$/) });
-  // the whole request is a small fraction of the capture: nowhere near 5000 frames
-  expect(JSON.stringify(req.body).length).toBeLessThan(20000);
-});
+it.each(['openai', 'anthropic', 'gemini', 'ollama'] as const)(
+  '%s: sends statistics and at most N sample frames in the real request shape',
+  async (provider) => {
+    answer = ANSWERS[provider];
+    const payload = await buildAnalysisPayload(capture(), SAMPLE);
+    const config: AiConfig = {
+      provider,
+      endpoint: url,
+      ...(provider === 'ollama' ? {} : { apiKey: 'sk-test' }),
+    };
+    expect(await analyze(config, { payload })).toBe('counter in byte 0');
+    expect(requests).toHaveLength(1);
+    const req = requests[0]!;
+    const expected = {
+      openai: { path: '/v1/chat/completions', header: ['authorization', 'Bearer sk-test'] },
+      anthropic: { path: '/v1/messages', header: ['x-api-key', 'sk-test'] },
+      gemini: {
+        path: '/v1beta/models/gemini-1.5-flash:generateContent',
+        header: ['x-goog-api-key', 'sk-test'],
+      },
+      ollama: { path: '/api/chat', header: undefined },
+    }[provider];
+    expect(req.url).toBe(expected.path);
+    if (expected.header) expect(req.headers[expected.header[0]!]).toBe(expected.header[1]);
+    else expect(req.headers['authorization']).toBeUndefined();
+    const userText: string =
+      provider === 'gemini'
+        ? req.body.contents[0].parts[0].text
+        : provider === 'anthropic'
+          ? req.body.messages[0].content
+          : req.body.messages[1].content;
+    const sent = JSON.parse(userText.slice(userText.indexOf('{')));
+    expect(sent.frameCount).toBe(5000);
+    expect(sent.messages.map((m: any) => [m.id, m.count])).toEqual([
+      ['0x100', 1667],
+      ['0x200', 1667],
+      ['0x18DAF110x', 1666],
+    ]);
+    expect(sent.messages[0].byteDistinct).toEqual([256, 1, 1, 1]);
+    expect(sent.sample).toHaveLength(SAMPLE);
+    expect(sent.sample[0]).toEqual({
+      t: expect.any(Number),
+      id: expect.stringMatching(/^0x/),
+      data: expect.stringMatching(/^[0-9A-F]{2}( [0-9A-F]{2}){3}$/),
+    });
+    // the whole request is a small fraction of the capture: nowhere near 5000 frames
+    expect(JSON.stringify(req.body).length).toBeLessThan(20000);
+  },
+);
 
 it('sends nothing without a key (hosted) or an endpoint (local), or when never configured', async () => {
   const payload = await buildAnalysisPayload(capture(), SAMPLE);
-  for (const config of [undefined, { provider: 'openai', endpoint: url }, { provider: 'gemini', endpoint: url }, { provider: 'ollama' }] as Array<AiConfig | undefined>) {
+  for (const config of [
+    undefined,
+    { provider: 'openai', endpoint: url },
+    { provider: 'gemini', endpoint: url },
+    { provider: 'ollama' },
+  ] as Array<AiConfig | undefined>) {
     await expect(analyze(config, { payload })).rejects.toBeInstanceOf(AiNotConfiguredError);
   }
   expect(requests).toHaveLength(0);

@@ -47,14 +47,47 @@ const frame = (id: number, data: number[]): CanFrame => ({
 it('records, opens, ranks with MCP, defines the signal, undoes it, and injects only when armed', async () => {
   const out = path.join(tmp, 'drive');
   const tokenFile = path.join(tmp, 'token');
-  const capture = startCanlab(['capture', '--interface', 'virtual', '--channel', 'car', '--out', out, '--http', '0', '--token-file', tokenFile], env);
+  const capture = startCanlab(
+    [
+      'capture',
+      '--interface',
+      'virtual',
+      '--channel',
+      'car',
+      '--out',
+      out,
+      '--http',
+      '0',
+      '--token-file',
+      tokenFile,
+    ],
+    env,
+  );
   const url = (await capture.waitFor(/http: (http:\/\/127\.0\.0\.1:\d+)/))[1]!;
   await capture.waitFor(/q stops/);
-  const headers = { 'X-API-Token': (await readFile(tokenFile, 'utf8')).trim(), 'content-type': 'application/json' };
-  const mark = async (action: string) => expect((await fetch(`${url}/mark`, { method: 'POST', headers, body: JSON.stringify({ label: 'brake', action }) })).status).toBe(200);
+  const headers = {
+    'X-API-Token': (await readFile(tokenFile, 'utf8')).trim(),
+    'content-type': 'application/json',
+  };
+  const mark = async (action: string) =>
+    expect(
+      (
+        await fetch(`${url}/mark`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ label: 'brake', action }),
+        })
+      ).status,
+    ).toBe(200);
 
   // The car: 0x200 byte 1 carries brake pressure only while the pedal is down; byte 0 is a counter.
-  const car: AdapterTransmitter = await openTransmitter({ name: 'car', backend: 'virtual', channel: 'car', fd: false, extras: {} });
+  const car: AdapterTransmitter = await openTransmitter({
+    name: 'car',
+    backend: 'virtual',
+    channel: 'car',
+    fd: false,
+    extras: {},
+  });
   let sent = 0;
   const drive = async (frames: number, braking: boolean) => {
     for (let i = 0; i < frames; i++, sent++) {
@@ -81,19 +114,25 @@ it('records, opens, ranks with MCP, defines the signal, undoes it, and injects o
   const workspace = new Workspace();
   const status = await workspace.loadCapture(path.join(out, PROJECT_FILE));
   expect(status.frameCount).toBe(180);
-  expect(workspace.marks()).toEqual([expect.objectContaining({ label: 'brake', kind: 'interval', source: 'http', end: expect.any(Number) })]);
+  expect(workspace.marks()).toEqual([
+    expect.objectContaining({ label: 'brake', kind: 'interval', source: 'http', end: expect.any(Number) }),
+  ]);
 
   const mcp = await startWindowMcpServer(workspace, { port: 0 });
   const client = new Client({ name: 'analyst', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(mcp.url)));
   try {
-    const ranked = (await client.callTool({ name: 'rank_bytes', arguments: { label: 'brake' } })).structuredContent as {
+    const ranked = (await client.callTool({ name: 'rank_bytes', arguments: { label: 'brake' } }))
+      .structuredContent as {
       bytes: Array<{ id: string; byte: number; changeRateInside: number; changeRateOutside: number }>;
     };
     expect(ranked.bytes[0]).toMatchObject({ id: '0x200', byte: 1 });
     expect(ranked.bytes[0]!.changeRateOutside).toBeLessThan(0.05);
 
-    const defined = await client.callTool({ name: 'define_signal', arguments: { id: '0x200', name: 'BrakePressure', startBit: 8, length: 8, unit: 'bar' } });
+    const defined = await client.callTool({
+      name: 'define_signal',
+      arguments: { id: '0x200', name: 'BrakePressure', startBit: 8, length: 8, unit: 'bar' },
+    });
     expect(defined.isError).toBeFalsy();
     // What the window's signal builder lists, and as one step made by the tool.
     expect(workspace.signals().map((s) => s.signal.name)).toEqual(['BrakePressure']);
@@ -106,9 +145,17 @@ it('records, opens, ranks with MCP, defines the signal, undoes it, and injects o
   }
 
   // Inject: refused until ARM TX is on, then it reaches the bus.
-  const bus: AdapterTransmitter = await openTransmitter({ name: 'tx', backend: 'virtual', channel: 'car', fd: false, extras: {} });
+  const bus: AdapterTransmitter = await openTransmitter({
+    name: 'tx',
+    backend: 'virtual',
+    channel: 'car',
+    fd: false,
+    extras: {},
+  });
   workspace.attachTransmitter(bus);
-  await expect(workspace.inject(frame(0x7df, [0x02, 0x01, 0x00]))).rejects.toBeInstanceOf(TransmitRefusedError);
+  await expect(workspace.inject(frame(0x7df, [0x02, 0x01, 0x00]))).rejects.toBeInstanceOf(
+    TransmitRefusedError,
+  );
   workspace.setArmTx(true);
   await expect(workspace.inject(frame(0x7df, [0x02, 0x01, 0x00]))).resolves.toBeUndefined();
   await bus.close();

@@ -32,22 +32,53 @@ async function json(file: string): Promise<any> {
 it('records a virtual bus end to end: rotating segments, HTTP marks with the token, SIGTERM, project file', async () => {
   const out = path.join(tmp, 'run1');
   const tokenFile = path.join(tmp, 'token');
-  const capture = startCanlab(['capture', '--interface', 'virtual', '--channel', 'e2e', '--out', out, '--max-frames', '25', '--http', '0', '--token-file', tokenFile], env);
+  const capture = startCanlab(
+    [
+      'capture',
+      '--interface',
+      'virtual',
+      '--channel',
+      'e2e',
+      '--out',
+      out,
+      '--max-frames',
+      '25',
+      '--http',
+      '0',
+      '--token-file',
+      tokenFile,
+    ],
+    env,
+  );
   const url = (await capture.waitFor(/http: (http:\/\/127\.0\.0\.1:\d+)/))[1]!;
   await capture.waitFor(/q stops/);
   const token = (await readFile(tokenFile, 'utf8')).trim();
   expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
 
   // a second listener on the bus: whatever it hears beyond the sender's frames came from the capture
-  const monitor = await openReceiver({ name: 'monitor', backend: 'virtual', channel: 'e2e', fd: false, extras: {} });
+  const monitor = await openReceiver({
+    name: 'monitor',
+    backend: 'virtual',
+    channel: 'e2e',
+    fd: false,
+    extras: {},
+  });
   const heard: CanFrame[] = [];
   monitor.onFrame((f) => heard.push(f));
 
-  const post = (body: unknown, headers: Record<string, string> = { 'X-API-Token': token }): Promise<Response> =>
-    fetch(`${url}/mark`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const post = (
+    body: unknown,
+    headers: Record<string, string> = { 'X-API-Token': token },
+  ): Promise<Response> =>
+    fetch(`${url}/mark`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   expect((await post({ label: 'brake', action: 'begin' })).status).toBe(200);
   await sendFrames('virtual', 'e2e', 60, env);
-  const status = async (): Promise<any> => (await fetch(`${url}/status`, { headers: { 'X-API-Token': token } })).json();
+  const status = async (): Promise<any> =>
+    (await fetch(`${url}/status`, { headers: { 'X-API-Token': token } })).json();
   for (let i = 0; (await status()).frameCount < 60; i++) {
     if (i > 200) throw new Error('capture did not receive the frames');
     await new Promise((r) => setTimeout(r, 50));
@@ -56,10 +87,18 @@ it('records a virtual bus end to end: rotating segments, HTTP marks with the tok
   expect((await post({ label: 'horn', action: 'point' })).status).toBe(200);
   expect((await post({ label: 'wiper' })).status).toBe(200); // toggle: stays open until the stop
   expect((await post({ label: 'x', action: 'point' }, {})).status).toBe(401);
-  const inject = await fetch(`${url}/inject`, { method: 'POST', headers: { 'X-API-Token': token, 'content-type': 'application/json' }, body: JSON.stringify({ id: '0x123', data: '01 02' }) });
+  const inject = await fetch(`${url}/inject`, {
+    method: 'POST',
+    headers: { 'X-API-Token': token, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: '0x123', data: '01 02' }),
+  });
   expect(inject.status).toBe(404);
   // marks.json is rewritten on every mark
-  expect((await json(path.join(out, 'marks.json'))).marks.map((m: any) => m.label)).toEqual(['brake', 'horn', 'wiper']);
+  expect((await json(path.join(out, 'marks.json'))).marks.map((m: any) => m.label)).toEqual([
+    'brake',
+    'horn',
+    'wiper',
+  ]);
 
   capture.proc.kill('SIGTERM');
   expect(await capture.exited).toBe(0);
@@ -68,9 +107,21 @@ it('records a virtual bus end to end: rotating segments, HTTP marks with the tok
   expect(printed).toMatch(/stopped \(SIGTERM\): 60 frames in 3 segments, 3 marks/);
   expect(printed).toContain(`project: ${path.join(out, 'capture.canlab.json')}`);
 
-  expect((await readdir(out)).sort()).toEqual(['capture.canlab.json', 'marks.json', 'segment-0001.csv', 'segment-0002.csv', 'segment-0003.csv']);
-  const frames = [...(await readAll(path.join(out, 'segment-0001.csv'))), ...(await readAll(path.join(out, 'segment-0002.csv'))), ...(await readAll(path.join(out, 'segment-0003.csv')))];
-  expect(frames.map((f) => ({ id: f.id, data: [...f.data] }))).toEqual(Array.from({ length: 60 }, (_, i) => sentFrame(i)));
+  expect((await readdir(out)).sort()).toEqual([
+    'capture.canlab.json',
+    'marks.json',
+    'segment-0001.csv',
+    'segment-0002.csv',
+    'segment-0003.csv',
+  ]);
+  const frames = [
+    ...(await readAll(path.join(out, 'segment-0001.csv'))),
+    ...(await readAll(path.join(out, 'segment-0002.csv'))),
+    ...(await readAll(path.join(out, 'segment-0003.csv'))),
+  ];
+  expect(frames.map((f) => ({ id: f.id, data: [...f.data] }))).toEqual(
+    Array.from({ length: 60 }, (_, i) => sentFrame(i)),
+  );
   expect((await readAll(path.join(out, 'segment-0003.csv'))).length).toBe(10);
 
   const marks = (await json(path.join(out, 'marks.json'))).marks;
@@ -85,7 +136,12 @@ it('records a virtual bus end to end: rotating segments, HTTP marks with the tok
   expect(marks[0].end).toBeGreaterThanOrEqual(frames[59]!.timestamp - 1e-6);
 
   const project = await json(path.join(out, 'capture.canlab.json'));
-  expect(project).toMatchObject({ format: 'canlab-capture', version: 1, frames: 60, marksFile: 'marks.json' });
+  expect(project).toMatchObject({
+    format: 'canlab-capture',
+    version: 1,
+    frames: 60,
+    marksFile: 'marks.json',
+  });
   expect(project.stopped).toEqual(expect.any(String));
   expect(project.segments.map((s: any) => [s.file, s.frames])).toEqual([
     ['segment-0001.csv', 25],
@@ -104,7 +160,22 @@ it('takes typed-line marks on a non-terminal stdin, reuses the token, reports th
   const tokenFile = path.join(tmp, 'token');
   const before = (await readFile(tokenFile, 'utf8')).trim();
   const capture = startCanlab(
-    ['capture', '--interface', 'virtual', '--channel', 'busA', '--out', out, '--no-project', '--http', '0', '--token-file', tokenFile, '--gpio', '17=horn'],
+    [
+      'capture',
+      '--interface',
+      'virtual',
+      '--channel',
+      'busA',
+      '--out',
+      out,
+      '--no-project',
+      '--http',
+      '0',
+      '--token-file',
+      tokenFile,
+      '--gpio',
+      '17=horn',
+    ],
     env,
   );
   await capture.waitFor(/q stops/);
@@ -139,9 +210,18 @@ it('records several adapters into one capture, keeping each bus on its own chann
   const out = path.join(tmp, 'run3');
   let saved = '';
   const { runCli } = await import('../../src/cli/main');
-  await runCli(['adapters', 'add', 'left', '--backend', 'virtual', '--channel', 'left'], { stdout: (t) => (saved += t), stderr: (t) => (saved += t) });
-  await runCli(['adapters', 'add', 'right', '--backend', 'virtual', '--channel', 'right'], { stdout: (t) => (saved += t), stderr: (t) => (saved += t) });
-  const capture = startCanlab(['capture', '--adapter', 'left', '--adapter', 'right', '--out', out, '--duration', '4'], env);
+  await runCli(['adapters', 'add', 'left', '--backend', 'virtual', '--channel', 'left'], {
+    stdout: (t) => (saved += t),
+    stderr: (t) => (saved += t),
+  });
+  await runCli(['adapters', 'add', 'right', '--backend', 'virtual', '--channel', 'right'], {
+    stdout: (t) => (saved += t),
+    stderr: (t) => (saved += t),
+  });
+  const capture = startCanlab(
+    ['capture', '--adapter', 'left', '--adapter', 'right', '--out', out, '--duration', '4'],
+    env,
+  );
   await capture.waitFor(/q stops/);
   capture.proc.stdin.write('door on\n');
   await capture.waitFor(/mark: door begins/);

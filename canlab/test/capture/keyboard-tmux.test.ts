@@ -18,7 +18,8 @@ if (!available) process.stdout.write(`skipping the terminal keyboard test: ${TMU
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'canlab-tmux-'));
   const socket = path.join(tmp, 'tmux.sock');
   const out = path.join(tmp, 'rec');
-  const tmux = (...args: string[]): string => execFileSync(TMUX, ['-S', socket, ...args], { encoding: 'utf8' });
+  const tmux = (...args: string[]): string =>
+    execFileSync(TMUX, ['-S', socket, ...args], { encoding: 'utf8' });
   const screen = (): string => tmux('capture-pane', '-p', '-t', 'cap');
   const waitForScreen = async (pattern: RegExp): Promise<void> => {
     for (let i = 0; i < 300; i++) {

@@ -31,7 +31,9 @@ function moduleGraph(entry: string): Set<string> {
     if (seen.has(file)) continue;
     seen.add(file);
     const text = readFileSync(file, 'utf8');
-    const specs = [...text.matchAll(/(?:from\s+|import\s*\(\s*|require\s*\(\s*|import\s+)['"]([^'"]+)['"]/g)].map((m) => m[1]!);
+    const specs = [
+      ...text.matchAll(/(?:from\s+|import\s*\(\s*|require\s*\(\s*|import\s+)['"]([^'"]+)['"]/g),
+    ].map((m) => m[1]!);
     for (const spec of specs) {
       const resolved = resolveImport(file, spec);
       if (resolved !== undefined) stack.push(resolved);
@@ -44,15 +46,28 @@ it('the capture command never imports the transmit capability', () => {
   const graph = moduleGraph(path.join(SRC, 'cli/commands/capture.ts'));
   const rel = [...graph].map((f) => path.relative(SRC, f));
   // sanity: the walk does reach the receivers and the REST server
-  expect(rel).toEqual(expect.arrayContaining(['adapters/receive.ts', 'adapters/backends/virtual.ts', 'capture/session.ts', 'rest/server.ts']));
+  expect(rel).toEqual(
+    expect.arrayContaining([
+      'adapters/receive.ts',
+      'adapters/backends/virtual.ts',
+      'capture/session.ts',
+      'rest/server.ts',
+    ]),
+  );
   expect(rel).not.toContain('adapters/transmit.ts');
   for (const file of graph) {
     const text = readFileSync(file, 'utf8');
-    expect({ file: path.relative(SRC, file), encodes: /encodeFrameDatagram|openTransmitter/.test(text) }).toEqual({ file: path.relative(SRC, file), encodes: false });
+    expect({
+      file: path.relative(SRC, file),
+      encodes: /encodeFrameDatagram|openTransmitter/.test(text),
+    }).toEqual({ file: path.relative(SRC, file), encodes: false });
   }
   // the workspace the capture serves over HTTP never gets a transmitter, so even its inject refuses
   for (const file of rel.filter((f) => f.startsWith('capture/') || f === 'cli/commands/capture.ts')) {
-    expect({ file, attaches: readFileSync(path.join(SRC, file), 'utf8').includes('attachTransmitter') }).toEqual({ file, attaches: false });
+    expect({
+      file,
+      attaches: readFileSync(path.join(SRC, file), 'utf8').includes('attachTransmitter'),
+    }).toEqual({ file, attaches: false });
   }
 });
 

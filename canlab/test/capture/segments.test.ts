@@ -5,7 +5,19 @@ import { SegmentWriter } from '../../src/capture/segments';
 import { readCapture } from '../../src/formats';
 import type { CanFrame } from '../../src/frame';
 
-const frame = (timestamp: number): CanFrame => ({ timestamp, id: 0x10, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: 1, data: Uint8Array.of(1), channel: 0 });
+const frame = (timestamp: number): CanFrame => ({
+  timestamp,
+  id: 0x10,
+  extended: false,
+  remote: false,
+  error: false,
+  fd: false,
+  brs: false,
+  esi: false,
+  dlc: 1,
+  data: Uint8Array.of(1),
+  channel: 0,
+});
 
 it('rotates by frame time at --max-seconds and by count at --max-frames, without empty segments', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'canlab-seg-'));

@@ -38,14 +38,30 @@ describe('checksum detector', () => {
   const cases: Array<[string, TruthChecksum, string]> = [
     ['XOR', { algorithm: 'xor8', constant: 0, label: '' }, 'xor'],
     ['plain sum', { algorithm: 'sum8', constant: 0, label: '' }, 'sum'],
-    ['sum + id bytes (Tesla)', { algorithm: 'sum8', constant: (0x01 + 0xa4) & 0xff, label: '' }, 'sum+id bytes (Tesla style)'],
-    ['Toyota', { algorithm: 'sum8', constant: (0x01 + 0xa4 + 8) & 0xff, label: '' }, 'toyota (id bytes + length + data)'],
+    [
+      'sum + id bytes (Tesla)',
+      { algorithm: 'sum8', constant: (0x01 + 0xa4) & 0xff, label: '' },
+      'sum+id bytes (Tesla style)',
+    ],
+    [
+      'Toyota',
+      { algorithm: 'sum8', constant: (0x01 + 0xa4 + 8) & 0xff, label: '' },
+      'toyota (id bytes + length + data)',
+    ],
     ['sum + constant', { algorithm: 'sum8', constant: 0x37, label: '' }, 'sum+0x37'],
     ['inverted sum', { algorithm: 'negsum8', constant: 0xff, label: '' }, 'inverted sum (~sum)'],
     ['CRC-8 SAE J1850', { algorithm: 'crc8_sae_j1850', constant: 0, label: '' }, 'crc8_sae_j1850'],
     ['CRC-8 8H2F', { algorithm: 'crc8_autosar_8h2f', constant: 0, label: '' }, 'crc8_autosar_8h2f'],
-    ['8H2F + data id appended', { algorithm: 'crc8_autosar_8h2f', constant: 0, dataId: 0x5a, dataIdPlacement: 'append', label: '' }, 'crc8_autosar_8h2f + data id 0x5A appended'],
-    ['J1850 + data id prepended', { algorithm: 'crc8_sae_j1850', constant: 0, dataId: 0xc3, dataIdPlacement: 'prepend', label: '' }, 'crc8_sae_j1850 + data id 0xC3 prepended'],
+    [
+      '8H2F + data id appended',
+      { algorithm: 'crc8_autosar_8h2f', constant: 0, dataId: 0x5a, dataIdPlacement: 'append', label: '' },
+      'crc8_autosar_8h2f + data id 0x5A appended',
+    ],
+    [
+      'J1850 + data id prepended',
+      { algorithm: 'crc8_sae_j1850', constant: 0, dataId: 0xc3, dataIdPlacement: 'prepend', label: '' },
+      'crc8_sae_j1850 + data id 0xC3 prepended',
+    ],
   ];
   it.each(cases)('identifies %s in the last byte', (_name, cs, variant) => {
     const found = detectChecksums(messageFrames(framesWith(cs, last)));
@@ -59,21 +75,33 @@ describe('checksum detector', () => {
     expect(c.variant).toBe(variant);
     expect(c.matchRate).toBe(1);
     expect(c.confidence).toBeGreaterThan(0.5);
-    if (cs.algorithm === 'xor8' || cs.algorithm === 'negsum8') expect(c.evidence.join(' ')).toMatch(/symmetric/);
+    if (cs.algorithm === 'xor8' || cs.algorithm === 'negsum8')
+      expect(c.evidence.join(' ')).toMatch(/symmetric/);
   });
 
   it('finds a CRC in the first byte', () => {
     const first = field(0, 8);
-    const found = detectChecksums(messageFrames(framesWith({ algorithm: 'crc8_sae_j1850', constant: 0, label: '' }, first)));
+    const found = detectChecksums(
+      messageFrames(framesWith({ algorithm: 'crc8_sae_j1850', constant: 0, label: '' }, first)),
+    );
     expect(found.map((c) => [c.field, c.algorithm])).toEqual([[first, 'crc8_sae_j1850']]);
   });
 
   it('identifies a Honda-style nibble checksum and a nibble sum', () => {
-    const honda = detectChecksums(messageFrames(framesWith({ algorithm: 'nibble_negsum', constant: (8 - (1 + 0xa + 4)) & 0xf, label: '' }, field(60, 4))));
+    const honda = detectChecksums(
+      messageFrames(
+        framesWith(
+          { algorithm: 'nibble_negsum', constant: (8 - (1 + 0xa + 4)) & 0xf, label: '' },
+          field(60, 4),
+        ),
+      ),
+    );
     expect(honda).toHaveLength(1);
     expect(honda[0]!.field).toEqual(field(60, 4));
     expect(honda[0]!.variant).toMatch(/^honda/);
-    const sum = detectChecksums(messageFrames(framesWith({ algorithm: 'nibble_sum', constant: 0, label: '' }, field(4, 4))));
+    const sum = detectChecksums(
+      messageFrames(framesWith({ algorithm: 'nibble_sum', constant: 0, label: '' }, field(4, 4))),
+    );
     expect(sum[0]!.field).toEqual(field(4, 4));
     expect(sum[0]!.algorithm).toBe('nibble_sum');
   });

@@ -41,7 +41,9 @@ describe('canlab ids / detect', () => {
     const findings = JSON.parse(readFileSync(json, 'utf8')) as { ids: Array<{ key: string }> };
     expect(findings.ids[0]!.key).toBe('0x123');
     const db = parseDbc(readFileSync(dbc, 'utf8'), dbc);
-    expect(db.messages[0]!.signals.map((s) => s.name)).toEqual(expect.arrayContaining(['CNT_0x123', 'SIG_0x123_b0_12']));
+    expect(db.messages[0]!.signals.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['CNT_0x123', 'SIG_0x123_b0_12']),
+    );
   });
 
   it('rejects a missing capture argument', async () => {

@@ -17,7 +17,13 @@ describe('signal boundaries (READ-style flip rates, description length)', () => 
     const f = detectMessage(messageFrames(frames));
     expect(f.byteOrder).toBe('little_endian');
     const fields = f.fields.map((x) => [x.field.startBit, x.field.length, x.signed]);
-    expect(fields).toEqual(expect.arrayContaining([[0, 12, false], [12, 10, true], [32, 16, false]]));
+    expect(fields).toEqual(
+      expect.arrayContaining([
+        [0, 12, false],
+        [12, 10, true],
+        [32, 16, false],
+      ]),
+    );
     expect(f.flags.map((x) => x.field)).toEqual([field(24, 1)]);
     for (const x of f.fields) {
       expect(x.confidence).toBeGreaterThanOrEqual(0);
@@ -35,13 +41,20 @@ describe('signal boundaries (READ-style flip rates, description length)', () => 
     const f = detectMessage(messageFrames(frames));
     expect(f.byteOrder).toBe('big_endian');
     const fields = f.fields.map((x) => [x.field.startBit, x.field.length, x.field.byteOrder, x.signed]);
-    expect(fields).toEqual(expect.arrayContaining([[7, 14, 'big_endian', false], [21, 12, 'big_endian', true]]));
+    expect(fields).toEqual(
+      expect.arrayContaining([
+        [7, 14, 'big_endian', false],
+        [21, 12, 'big_endian', true],
+      ]),
+    );
     const multi = f.fields.find((x) => x.field.startBit === 7)!;
     expect(multi.byteOrderConfidence).toBeGreaterThan(0.5);
   });
 
   it('segments in both orders and prefers the one that codes the frames shorter', () => {
-    const frames = makeFrames(600, 2, (t, d) => writeField(d, field(4, 8), Math.round(128 + 100 * Math.sin(t / 20))));
+    const frames = makeFrames(600, 2, (t, d) =>
+      writeField(d, field(4, 8), Math.round(128 + 100 * Math.sin(t / 20))),
+    );
     const msg = messageFrames(frames);
     const all = new Set(Array.from({ length: 16 }, (_, i) => i));
     const [best, other] = segmentFields(msg.data, msg.length, all);
@@ -89,7 +102,14 @@ describe('flags, value tables and multiplexers', () => {
     expect(f.multiplexers[0]!.groups.map((g) => g.value)).toEqual([0, 1, 2]);
     expect(f.counters.map((c) => c.field)).toEqual([field(56, 4)]);
     const pages = f.fields.map((x) => [x.multiplexerValue, x.field.startBit, x.field.length]);
-    expect(pages).toEqual(expect.arrayContaining([[0, 8, 16], [1, 8, 8], [1, 16, 12], [2, 30, 10]]));
+    expect(pages).toEqual(
+      expect.arrayContaining([
+        [0, 8, 16],
+        [1, 8, 8],
+        [1, 16, 12],
+        [2, 30, 10],
+      ]),
+    );
   });
 
   it('does not call a noisy data field a multiplexer', () => {

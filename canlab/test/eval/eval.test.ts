@@ -13,12 +13,18 @@ jest.setTimeout(900_000);
  */
 describe('ground-truth evaluation on opendbc databases', () => {
   const dir = fixture('dbc-opendbc');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.dbc')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.dbc'))
+    .sort();
   const results: EvalResult[] = [];
 
   beforeAll(async () => {
-    for (const f of files) results.push(await evaluateDbc(`${dir}/${f}`, { framesPerMessage: 1000, seed: 1 }));
-    const rows = [...results.map((r) => ({ name: r.name, score: r.score })), { name: 'all', score: combineScores(results.map((r) => r.score)) }];
+    for (const f of files)
+      results.push(await evaluateDbc(`${dir}/${f}`, { framesPerMessage: 1000, seed: 1 }));
+    const rows = [
+      ...results.map((r) => ({ name: r.name, score: r.score })),
+      { name: 'all', score: combineScores(results.map((r) => r.score)) },
+    ];
     console.log(
       [
         'canlab detectors vs opendbc ground truth (1000 frames/message, seed 1)',

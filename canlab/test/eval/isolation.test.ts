@@ -7,7 +7,13 @@ import { parseDbc } from '../../src/dbc/parse';
 import { fixture } from '../fixtures';
 
 function sourcesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourcesUnder(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? sourcesUnder(path.join(dir, e.name))
+      : e.name.endsWith('.ts')
+        ? [path.join(dir, e.name)]
+        : [],
+  );
 }
 
 describe('the detectors never see ground truth', () => {
@@ -18,7 +24,9 @@ describe('the detectors never see ground truth', () => {
     for (const file of files) {
       const imports = [...readFileSync(file, 'utf8').matchAll(/from\s+'([^']+)'/g)].map((m) => m[1]!);
       for (const spec of imports) {
-        expect(`${path.basename(file)} imports ${spec}`).not.toMatch(/eval|dbc\/(parse|codec|write)|node:fs|formats/);
+        expect(`${path.basename(file)} imports ${spec}`).not.toMatch(
+          /eval|dbc\/(parse|codec|write)|node:fs|formats/,
+        );
       }
     }
   });
@@ -27,11 +35,30 @@ describe('the detectors never see ground truth', () => {
     const text = readFileSync(fixture('dbc-opendbc', 'ford_fusion_2018_pt.dbc'), 'latin1');
     const db = parseDbc(text, 'ford.dbc');
     const { frames, truth } = generateCapture(db, { framesPerMessage: 300, seed: 3 });
-    const keys = ['brs', 'channel', 'data', 'dlc', 'error', 'esi', 'extended', 'fd', 'id', 'remote', 'timestamp'];
+    const keys = [
+      'brs',
+      'channel',
+      'data',
+      'dlc',
+      'error',
+      'esi',
+      'extended',
+      'fd',
+      'id',
+      'remote',
+      'timestamp',
+    ];
     for (const f of frames) expect(Object.keys(f).sort()).toEqual(keys);
     const a = detectFromFramesOnly(frames);
     // Scramble every piece of truth after generation: the findings must not change.
-    for (const m of truth) for (const s of m.signals) Object.assign(s, { name: 'X', signed: !s.signed, role: 'data', field: { startBit: 0, length: 1, byteOrder: 'little_endian' } });
+    for (const m of truth)
+      for (const s of m.signals)
+        Object.assign(s, {
+          name: 'X',
+          signed: !s.signed,
+          role: 'data',
+          field: { startBit: 0, length: 1, byteOrder: 'little_endian' },
+        });
     db.messages.length = 0;
     const b = detectFromFramesOnly(frames);
     expect(JSON.stringify(b)).toEqual(JSON.stringify(a));

@@ -79,17 +79,20 @@ function freshDir(): string {
 describe('convert never leaves a half-written output', () => {
   const badAtLine3 = '(1.0) can0 123#11\n(2.0) can0 124#22\n(3.0) can0 125#3\n(4.0) can0 126#44\n';
 
-  test.each(['csv', 'log', 'asc', 'blf'])('malformed line 3 → exit 1, located error, no .%s and no temporary file', async (ext) => {
-    const dir = freshDir();
-    const bad = path.join(dir, 'bad.log');
-    writeFileSync(bad, badAtLine3);
-    const out = path.join(dir, `out.${ext}`);
-    const r = await cli('convert', bad, out);
-    expect(r.code).toBe(1);
-    expect(r.err).toBe(`canlab: ${bad}:3: data has an odd number of hex digits\n`);
-    expect(r.out).toBe('');
-    expect(readdirSync(dir)).toEqual(['bad.log']);
-  });
+  test.each(['csv', 'log', 'asc', 'blf'])(
+    'malformed line 3 → exit 1, located error, no .%s and no temporary file',
+    async (ext) => {
+      const dir = freshDir();
+      const bad = path.join(dir, 'bad.log');
+      writeFileSync(bad, badAtLine3);
+      const out = path.join(dir, `out.${ext}`);
+      const r = await cli('convert', bad, out);
+      expect(r.code).toBe(1);
+      expect(r.err).toBe(`canlab: ${bad}:3: data has an odd number of hex digits\n`);
+      expect(r.out).toBe('');
+      expect(readdirSync(dir)).toEqual(['bad.log']);
+    },
+  );
 
   test('an existing output is left untouched when the conversion fails', async () => {
     const dir = freshDir();
@@ -106,7 +109,10 @@ describe('convert never leaves a half-written output', () => {
   test('an error after many frames were already written (and flushed) leaves nothing behind', async () => {
     const dir = freshDir();
     const bad = path.join(dir, 'late.log');
-    const good = Array.from({ length: 20000 }, (_, i) => `(${(1700000000 + i / 1000).toFixed(6)}) can0 123#1122334455667788`).join('\n');
+    const good = Array.from(
+      { length: 20000 },
+      (_, i) => `(${(1700000000 + i / 1000).toFixed(6)}) can0 123#1122334455667788`,
+    ).join('\n');
     writeFileSync(bad, `${good}\n(1700000100.000000) can0 123#XY\n`);
     const out = path.join(dir, 'out.log');
     writeFileSync(out, 'previous content\n');
@@ -208,8 +214,14 @@ test('convert refuses to overwrite its input', async () => {
 
 test('bin/canlab.js: bad extension → exit 1, one line on stderr', () => {
   const bin = path.resolve(__dirname, '../../bin/canlab.js');
-  const r = spawnSync(process.execPath, [bin, 'convert', 'bad.txt', 'out.csv'], { cwd: tmp.dir, encoding: 'utf8', timeout: 60000 });
+  const r = spawnSync(process.execPath, [bin, 'convert', 'bad.txt', 'out.csv'], {
+    cwd: tmp.dir,
+    encoding: 'utf8',
+    timeout: 60000,
+  });
   expect(r.status).toBe(1);
-  expect(r.stderr).toBe('canlab: bad.txt: capture file has unknown extension .txt; supported extensions: .log, .asc, .blf, .trc, .csv\n');
+  expect(r.stderr).toBe(
+    'canlab: bad.txt: capture file has unknown extension .txt; supported extensions: .log, .asc, .blf, .trc, .csv\n',
+  );
   expect(r.stdout).toBe('');
 }, 60000);

@@ -165,8 +165,12 @@ describe('BLF', () => {
 describe('registry', () => {
   test('unknown extension names the supported ones', () => {
     expect(() => readCapture('/x/capture.pcap')).toThrow(CanlabInputError);
-    expect(() => readCapture('/x/capture.pcap')).toThrow(/unknown extension \.pcap; supported extensions: \.log, \.asc, \.blf, \.trc, \.csv/);
-    expect(() => createCaptureWriter('/x/out.trc')).toThrow(/cannot write; writable extensions: \.log, \.asc, \.blf, \.csv/);
+    expect(() => readCapture('/x/capture.pcap')).toThrow(
+      /unknown extension \.pcap; supported extensions: \.log, \.asc, \.blf, \.trc, \.csv/,
+    );
+    expect(() => createCaptureWriter('/x/out.trc')).toThrow(
+      /cannot write; writable extensions: \.log, \.asc, \.blf, \.csv/,
+    );
     expect(() => readCapture('/x/noext')).toThrow(/has no extension/);
   });
 
@@ -179,6 +183,8 @@ describe('registry', () => {
 
   test('a missing file is an input error naming it', async () => {
     const file = tmp.file('missing.log');
-    await expect(collect(readCapture(file))).rejects.toThrow(new CanlabInputError(file, 'no such file or directory'));
+    await expect(collect(readCapture(file))).rejects.toThrow(
+      new CanlabInputError(file, 'no such file or directory'),
+    );
   });
 });

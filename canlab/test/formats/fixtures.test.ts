@@ -26,7 +26,16 @@ describe('BLF fixtures', () => {
     expect(frames).toHaveLength(2);
     for (const f of frames) {
       expect(f.timestamp).toBeCloseTo(BLF_TS, 5);
-      expect(f).toMatchObject({ id: 0x4444444, extended: true, remote: false, error: false, fd: false, channel: 0x1110, dlc: 8, direction: 'rx' });
+      expect(f).toMatchObject({
+        id: 0x4444444,
+        extended: true,
+        remote: false,
+        error: false,
+        fd: false,
+        channel: 0x1110,
+        dlc: 8,
+        direction: 'rx',
+      });
       expect(hex(f)).toBe('5566778899aabbcc');
     }
   });
@@ -36,7 +45,16 @@ describe('BLF fixtures', () => {
     expect(frames).toHaveLength(2);
     for (const f of frames) {
       expect(f.timestamp).toBeCloseTo(BLF_TS, 5);
-      expect(f).toMatchObject({ id: 0x4444444, extended: true, fd: true, brs: true, esi: true, remote: false, channel: 0x1110, dlc: 15 });
+      expect(f).toMatchObject({
+        id: 0x4444444,
+        extended: true,
+        fd: true,
+        brs: true,
+        esi: true,
+        remote: false,
+        channel: 0x1110,
+        dlc: 15,
+      });
       expect(hex(f)).toBe(seq(64));
     }
   });
@@ -46,7 +64,17 @@ describe('BLF fixtures', () => {
     expect(frames).toHaveLength(2);
     for (const f of frames) {
       expect(f.timestamp).toBeCloseTo(BLF_TS, 5);
-      expect(f).toMatchObject({ id: 0x15555555, extended: true, fd: true, remote: true, brs: true, esi: true, channel: 0x10, direction: 'tx', dlc: 15 });
+      expect(f).toMatchObject({
+        id: 0x15555555,
+        extended: true,
+        fd: true,
+        remote: true,
+        brs: true,
+        esi: true,
+        channel: 0x10,
+        direction: 'tx',
+        dlc: 15,
+      });
       expect(f.data).toHaveLength(0);
     }
   });
@@ -56,7 +84,14 @@ describe('BLF fixtures', () => {
     expect(frames).toHaveLength(2);
     for (const f of frames) {
       expect(f.timestamp).toBeCloseTo(BLF_TS, 5);
-      expect(f).toMatchObject({ error: true, id: 0x19999999, extended: true, channel: 0x1110, dlc: 8, fd: false });
+      expect(f).toMatchObject({
+        error: true,
+        id: 0x19999999,
+        extended: true,
+        channel: 0x1110,
+        dlc: 8,
+        fd: false,
+      });
       expect(hex(f)).toBe('ccddeeff11223344');
     }
   });
@@ -66,7 +101,16 @@ describe('BLF fixtures', () => {
     expect(frames.length).toBeGreaterThan(1);
     const f = frames[0]!;
     expect(f.timestamp).toBeCloseTo(1735654183.491113, 5);
-    expect(f).toMatchObject({ channel: 6, id: 0x6a9, extended: false, fd: true, brs: true, esi: false, remote: false, dlc: 15 });
+    expect(f).toMatchObject({
+      channel: 6,
+      id: 0x6a9,
+      extended: false,
+      fd: true,
+      brs: true,
+      esi: false,
+      remote: false,
+      dlc: 15,
+    });
     expect(hex(f)).toBe('ff'.repeat(48) + '00'.repeat(16));
   });
 });
@@ -79,7 +123,16 @@ describe('ASC fixtures', () => {
     const [a, b, ...rest] = await collect(readCapture(pc('test_CanMessage.asc')));
     expect(rest).toHaveLength(0);
     expect(a!.timestamp - sat2206).toBeCloseTo(2.501, 6);
-    expect(a).toMatchObject({ id: 0xc8, extended: false, channel: 1, direction: 'tx', dlc: 8, fd: false, remote: false, error: false });
+    expect(a).toMatchObject({
+      id: 0xc8,
+      extended: false,
+      channel: 1,
+      direction: 'tx',
+      dlc: 8,
+      fd: false,
+      remote: false,
+      error: false,
+    });
     expect(hex(a!)).toBe('0908070605040302');
     expect(b!.timestamp - sat2206).toBeCloseTo(17.876708, 6);
     expect(b).toMatchObject({ id: 0x6f9, extended: false, channel: 0, direction: 'rx', dlc: 8 });
@@ -88,12 +141,40 @@ describe('ASC fixtures', () => {
 
   test('test_CanFdMessage.asc: three FD frames, with and without a symbolic name', async () => {
     const frames = await collect(readCapture(pc('test_CanFdMessage.asc')));
-    expect(frames.map((f) => f.timestamp - sam1506).map((t) => Math.round(t * 1e6))).toEqual([30005021, 30005041, 30005071]);
-    expect(frames[0]).toMatchObject({ id: 0x300, extended: false, channel: 0, direction: 'rx', fd: true, brs: true, esi: false, dlc: 8 });
+    expect(frames.map((f) => f.timestamp - sam1506).map((t) => Math.round(t * 1e6))).toEqual([
+      30005021, 30005041, 30005071,
+    ]);
+    expect(frames[0]).toMatchObject({
+      id: 0x300,
+      extended: false,
+      channel: 0,
+      direction: 'rx',
+      fd: true,
+      brs: true,
+      esi: false,
+      dlc: 8,
+    });
     expect(hex(frames[0]!)).toBe('11c2030405060708');
-    expect(frames[1]).toMatchObject({ id: 0x1c4d80a7, extended: true, channel: 1, direction: 'tx', fd: true, brs: false, esi: true, dlc: 8 });
+    expect(frames[1]).toMatchObject({
+      id: 0x1c4d80a7,
+      extended: true,
+      channel: 1,
+      direction: 'tx',
+      fd: true,
+      brs: false,
+      esi: true,
+      dlc: 8,
+    });
     expect(hex(frames[1]!)).toBe('12c2030405060708');
-    expect(frames[2]).toMatchObject({ id: 0x30a, channel: 2, direction: 'rx', fd: true, brs: true, esi: true, dlc: 8 });
+    expect(frames[2]).toMatchObject({
+      id: 0x30a,
+      channel: 2,
+      direction: 'rx',
+      fd: true,
+      brs: true,
+      esi: true,
+      dlc: 8,
+    });
     expect(hex(frames[2]!)).toBe('0102030405060708');
   });
 
@@ -101,10 +182,27 @@ describe('ASC fixtures', () => {
     const frames = await collect(readCapture(pc('test_CanFdMessage64.asc')));
     expect(frames).toHaveLength(2);
     expect(frames[0]!.timestamp - sam1506).toBeCloseTo(30.506898, 6);
-    expect(frames[0]).toMatchObject({ id: 0x4ee, extended: false, channel: 3, direction: 'rx', fd: true, brs: false, esi: true, dlc: 15 });
+    expect(frames[0]).toMatchObject({
+      id: 0x4ee,
+      extended: false,
+      channel: 3,
+      direction: 'rx',
+      fd: true,
+      brs: false,
+      esi: true,
+      dlc: 15,
+    });
     // as python-can reads it: A1 02 03 04, 59 zero bytes, then 0x64 (the 64th data token)
     expect(hex(frames[0]!)).toBe('a1020304' + '00'.repeat(59) + '64');
-    expect(frames[1]).toMatchObject({ id: 0x1c4d80a7, extended: true, channel: 3, fd: true, brs: true, esi: false, dlc: 15 });
+    expect(frames[1]).toMatchObject({
+      id: 0x1c4d80a7,
+      extended: true,
+      channel: 3,
+      fd: true,
+      brs: true,
+      esi: false,
+      dlc: 15,
+    });
     expect(hex(frames[1]!)).toBe('b1020304' + '00'.repeat(59) + '64');
   });
 
@@ -124,7 +222,9 @@ describe('ASC fixtures', () => {
     expect(frames.filter((f) => f.error)).toHaveLength(4);
     expect(frames.filter((f) => f.remote)).toHaveLength(4);
     expect(frames.filter((f) => f.fd)).toHaveLength(4);
-    expect(frames.slice(0, 3).map((f) => [f.error, f.channel, Math.round((f.timestamp - sam1506) * 1e6)])).toEqual([
+    expect(
+      frames.slice(0, 3).map((f) => [f.error, f.channel, Math.round((f.timestamp - sam1506) * 1e6)]),
+    ).toEqual([
       [true, 0, 2501000],
       [true, 0, 2501010],
       [true, 1, 2501020],
@@ -134,7 +234,14 @@ describe('ASC fixtures', () => {
     expect(hex(ext)).toBe('01a00fa6603bd140');
     expect(frames[10]).toMatchObject({ id: 0x6f9, extended: false, channel: 0 });
     const fdRemote = frames.find((f) => f.id === 0x50005)!;
-    expect(fdRemote).toMatchObject({ extended: true, fd: true, remote: true, dlc: 5, channel: 2, direction: 'tx' });
+    expect(fdRemote).toMatchObject({
+      extended: true,
+      fd: true,
+      remote: true,
+      dlc: 5,
+      channel: 2,
+      direction: 'tx',
+    });
     const fdError = frames[19]!;
     expect(fdError).toMatchObject({ error: true, fd: true, channel: 4, direction: 'tx' });
     expect(fdError.timestamp - sam1506).toBeCloseTo(30.806898, 6);
@@ -154,7 +261,8 @@ describe('ASC fixtures', () => {
     expect(last).toMatchObject({ id: 0x12, dlc: 4 });
     expect(hex(last)).toBe('00010000');
     expect(frames.every((f) => f.channel === 0 && f.direction === 'rx' && !f.extended && !f.fd)).toBe(true);
-    for (let i = 1; i < frames.length; i++) expect(frames[i]!.timestamp).toBeGreaterThanOrEqual(frames[i - 1]!.timestamp);
+    for (let i = 1; i < frames.length; i++)
+      expect(frames[i]!.timestamp).toBeGreaterThanOrEqual(frames[i - 1]!.timestamp);
   });
 });
 
@@ -166,11 +274,25 @@ describe('TRC fixture', () => {
     expect(frames).toHaveLength(11);
     const start = (44548.6028595139 - 25569) * 86400; // ;$STARTTIME, days since 1899-12-30 UTC
     expect(frames[0]!.timestamp - start).toBeCloseTo(17.5354, 6);
-    expect(frames[0]).toMatchObject({ id: 0x100, extended: true, channel: 0, direction: 'tx', dlc: 8, remote: false });
+    expect(frames[0]).toMatchObject({
+      id: 0x100,
+      extended: true,
+      channel: 0,
+      direction: 'tx',
+      dlc: 8,
+      remote: false,
+    });
     expect(hex(frames[0]!)).toBe('0000000000000000');
     expect(frames[3]).toMatchObject({ id: 0, extended: false, direction: 'tx', dlc: 8 });
     expect(frames[3]!.timestamp - start).toBeCloseTo(19.2954, 6);
-    expect(frames[10]).toMatchObject({ id: 0x704, extended: false, remote: true, dlc: 1, direction: 'rx', channel: 0 });
+    expect(frames[10]).toMatchObject({
+      id: 0x704,
+      extended: false,
+      remote: true,
+      dlc: 1,
+      direction: 'rx',
+      channel: 0,
+    });
     expect(frames[10]!.data).toHaveLength(0);
     expect(frames[10]!.timestamp - start).toBeCloseTo(48.9376, 6);
   });

@@ -66,7 +66,8 @@ describe('candump .log', () => {
     const file = write('txt', 'short\r\n' + 'x'.repeat(50) + '\n\nlast');
     const lines: [number, string][] = [];
     for await (const c of lineChunks(file, 7)) {
-      for (let i = 0; i < c.count; i++) lines.push([c.firstLine + i, c.buf.toString('latin1', c.starts[i], c.ends[i])]);
+      for (let i = 0; i < c.count; i++)
+        lines.push([c.firstLine + i, c.buf.toString('latin1', c.starts[i], c.ends[i])]);
     }
     expect(lines).toEqual([
       [1, 'short'],
@@ -101,8 +102,14 @@ describe('ASC', () => {
   });
 
   test('dates: English and German names, 12-hour clock, UTC', () => {
-    expect(parseAscDate('Sat Sep 30 10:06:13.191 PM 2017')).toBeCloseTo(Date.UTC(2017, 8, 30, 22, 6, 13, 191) / 1000, 6);
-    expect(parseAscDate('Sam Sep 30 15:06:13.191 2017')).toBeCloseTo(Date.UTC(2017, 8, 30, 15, 6, 13, 191) / 1000, 6);
+    expect(parseAscDate('Sat Sep 30 10:06:13.191 PM 2017')).toBeCloseTo(
+      Date.UTC(2017, 8, 30, 22, 6, 13, 191) / 1000,
+      6,
+    );
+    expect(parseAscDate('Sam Sep 30 15:06:13.191 2017')).toBeCloseTo(
+      Date.UTC(2017, 8, 30, 15, 6, 13, 191) / 1000,
+      6,
+    );
     expect(parseAscDate('Mo Okt 02 12:00:00.000 am 2023')).toBe(Date.UTC(2023, 9, 2) / 1000);
     expect(parseAscDate('not a date')).toBeUndefined();
     const t = Date.UTC(2024, 1, 29, 23, 59, 58, 7) / 1000;
@@ -113,7 +120,10 @@ describe('ASC', () => {
 
 describe('TRC versions', () => {
   test('1.0 (no header, relative times, RTR, bus info line skipped)', async () => {
-    const frames = await read('trc', ';comment\n   1)      1841  0001  8  00 11 22 33 44 55 66 77\n   2)      1842  00012345  2  RTR\n   3)      1843  FFFFFFFF  4  00 00 00 00\n');
+    const frames = await read(
+      'trc',
+      ';comment\n   1)      1841  0001  8  00 11 22 33 44 55 66 77\n   2)      1842  00012345  2  RTR\n   3)      1843  FFFFFFFF  4  00 00 00 00\n',
+    );
     expect(frames).toHaveLength(2);
     expect(frames[0]).toMatchObject({ timestamp: 1.841, id: 1, extended: false, dlc: 8, channel: 0 });
     expect(frames[0]!.direction).toBeUndefined();
@@ -121,16 +131,25 @@ describe('TRC versions', () => {
   });
 
   test('1.1 (type column, start time)', async () => {
-    const frames = await read('trc', ';$FILEVERSION=1.1\n;$STARTTIME=25569.5\n     1)      1841.0  Rx         0001  8  00 11 22 33 44 55 66 77\n     2)      1842.5  Tx     1FFFFFFF  1  AA\n     3)      1843.0  Warng  FFFFFFFF  4  00 00 00 08\n');
+    const frames = await read(
+      'trc',
+      ';$FILEVERSION=1.1\n;$STARTTIME=25569.5\n     1)      1841.0  Rx         0001  8  00 11 22 33 44 55 66 77\n     2)      1842.5  Tx     1FFFFFFF  1  AA\n     3)      1843.0  Warng  FFFFFFFF  4  00 00 00 08\n',
+    );
     expect(frames).toHaveLength(2);
     expect(frames[0]!.timestamp).toBeCloseTo(43200 + 1.841, 6);
     expect(frames[1]).toMatchObject({ id: 0x1fffffff, extended: true, direction: 'tx', dlc: 1 });
   });
 
   test('1.2 and 1.3 (bus column, reserved column)', async () => {
-    const v12 = await read('trc', ';$FILEVERSION=1.2\n;$STARTTIME=0\n     1)      1841.000 2  Rx         0001  2  00 11\n');
+    const v12 = await read(
+      'trc',
+      ';$FILEVERSION=1.2\n;$STARTTIME=0\n     1)      1841.000 2  Rx         0001  2  00 11\n',
+    );
     expect(v12[0]).toMatchObject({ channel: 1, id: 1, dlc: 2 });
-    const v13 = await read('trc', ';$FILEVERSION=1.3\n;$STARTTIME=0\n     1)      1841.000 3  Tx         0001 -  2  00 11\n     2)      1842.000 3  Rx         0002 -  8  RTR\n');
+    const v13 = await read(
+      'trc',
+      ';$FILEVERSION=1.3\n;$STARTTIME=0\n     1)      1841.000 3  Tx         0001 -  2  00 11\n     2)      1842.000 3  Rx         0002 -  8  RTR\n',
+    );
     expect(v13[0]).toMatchObject({ channel: 2, id: 1, dlc: 2, direction: 'tx' });
     expect(v13[1]).toMatchObject({ remote: true, dlc: 8 });
   });
@@ -147,7 +166,12 @@ describe('TRC versions', () => {
     expect(v20[0]).toMatchObject({ id: 0x300, dlc: 7, fd: false, channel: 0 });
     expect(v20[1]).toMatchObject({ id: 0x301, fd: true, brs: true, esi: false, dlc: 9, direction: 'tx' });
     expect(v20[2]).toMatchObject({ id: 0x12345678, extended: true, fd: true, brs: true, esi: true, dlc: 15 });
-    const v21 = await read('trc', ';$FILEVERSION=2.1\n;$STARTTIME=0\n;$COLUMNS=N,O,T,B,I,d,R,L,D\n      1      10.000 ER 2      - Rx -  5    04 00 08 00 00\n      2      11.000 FE 1     0123 Rx -  9    ' + '00 '.repeat(12) + '\n');
+    const v21 = await read(
+      'trc',
+      ';$FILEVERSION=2.1\n;$STARTTIME=0\n;$COLUMNS=N,O,T,B,I,d,R,L,D\n      1      10.000 ER 2      - Rx -  5    04 00 08 00 00\n      2      11.000 FE 1     0123 Rx -  9    ' +
+        '00 '.repeat(12) +
+        '\n',
+    );
     expect(v21[0]).toMatchObject({ error: true, id: 0, channel: 1, dlc: 5 });
     expect(v21[1]).toMatchObject({ fd: true, esi: true, brs: false, dlc: 9, channel: 0 });
   });
@@ -159,7 +183,14 @@ describe('GVRET CSV', () => {
       'csv',
       'Time Stamp,ID,Extended,Dir,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8\n166064000,0000021A,false,Rx,0,8,FE,1F,00,00,00,3F,00,00,\n166065000,18FF0001,true,Tx,1,2,01,02\n166066000,20000004,true,Rx,0,8,00,00,08,00,00,00,00,00,\n',
     );
-    expect(frames[0]).toMatchObject({ timestamp: 166.064, id: 0x21a, extended: false, channel: 0, dlc: 8, direction: 'rx' });
+    expect(frames[0]).toMatchObject({
+      timestamp: 166.064,
+      id: 0x21a,
+      extended: false,
+      channel: 0,
+      dlc: 8,
+      direction: 'rx',
+    });
     expect(hex(frames[0]!)).toBe('fe1f0000003f0000');
     expect(frames[1]).toMatchObject({ id: 0x18ff0001, extended: true, direction: 'tx', channel: 1, dlc: 2 });
     expect(frames[2]).toMatchObject({ error: true, id: 4, extended: false });
@@ -184,15 +215,24 @@ describe('channel numbering (CanFrame.channel is 0-based; ASC/TRC store channel 
   });
 
   test('TRC: Bus N reads as N - 1; Bus 0, "-" and no Bus column read as 0', async () => {
-    const v21 = await read('trc', ';$FILEVERSION=2.1\n;$STARTTIME=0\n;$COLUMNS=N,O,T,B,I,d,R,L,D\n      1      10.000 DT 3  0100 Rx -  1    00\n      2      11.000 DT 0  0101 Rx -  1    00\n      3      12.000 DT -  0102 Rx -  1    00\n');
+    const v21 = await read(
+      'trc',
+      ';$FILEVERSION=2.1\n;$STARTTIME=0\n;$COLUMNS=N,O,T,B,I,d,R,L,D\n      1      10.000 DT 3  0100 Rx -  1    00\n      2      11.000 DT 0  0101 Rx -  1    00\n      3      12.000 DT -  0102 Rx -  1    00\n',
+    );
     expect(v21.map((f) => f.channel)).toEqual([2, 0, 0]);
-    const v11 = await read('trc', ';$FILEVERSION=1.1\n;$STARTTIME=0\n     1)      1841.0  Rx         0001  1  00\n');
+    const v11 = await read(
+      'trc',
+      ';$FILEVERSION=1.1\n;$STARTTIME=0\n     1)      1841.0  Rx         0001  1  00\n',
+    );
     expect(v11[0]!.channel).toBe(0);
   });
 
   test('candump canN/vcanN and GVRET Bus are 0-based already and are taken as they are', async () => {
     expect((await read('log', '(1.0) can0 1#00\n(1.0) vcan3 1#00\n')).map((f) => f.channel)).toEqual([0, 3]);
-    const csv = await read('csv', 'Time Stamp,ID,Extended,Dir,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8\n1,00000001,false,Rx,0,0,\n2,00000001,false,Rx,2,0,\n');
+    const csv = await read(
+      'csv',
+      'Time Stamp,ID,Extended,Dir,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8\n1,00000001,false,Rx,0,0,\n2,00000001,false,Rx,2,0,\n',
+    );
     expect(csv.map((f) => f.channel)).toEqual([0, 2]);
   });
 });

@@ -33,7 +33,16 @@ const normalise: Record<string, (f: CanFrame) => CanFrame> = {
   log: (f) => (f.error ? { ...f, extended: false } : f),
   asc: (f) => {
     if (!f.error) return withDirection(f);
-    const e: CanFrame = { ...f, id: 0, extended: false, remote: false, brs: false, esi: false, dlc: 0, data: new Uint8Array(0) };
+    const e: CanFrame = {
+      ...f,
+      id: 0,
+      extended: false,
+      remote: false,
+      brs: false,
+      esi: false,
+      dlc: 0,
+      data: new Uint8Array(0),
+    };
     if (!f.fd) delete e.direction;
     return e;
   },
@@ -94,17 +103,41 @@ test('BLF splits objects across containers and readCaptureBatches yields them al
 
 test('writers refuse frames whose data does not match the DLC', async () => {
   const w = createCaptureWriter(tmp.file('bad.log'));
-  await expect(w.write({ timestamp: 1, id: 1, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: 2, data: new Uint8Array(3), channel: 0 })).rejects.toThrow(
-    /3 data bytes but DLC 2/,
-  );
+  await expect(
+    w.write({
+      timestamp: 1,
+      id: 1,
+      extended: false,
+      remote: false,
+      error: false,
+      fd: false,
+      brs: false,
+      esi: false,
+      dlc: 2,
+      data: new Uint8Array(3),
+      channel: 0,
+    }),
+  ).rejects.toThrow(/3 data bytes but DLC 2/);
   await w.close();
 });
 
 test('candump refuses CAN FD remote frames it cannot record', async () => {
   const w = createCaptureWriter(tmp.file('fdremote.log'));
-  await expect(w.write({ timestamp: 1, id: 1, extended: false, remote: true, error: false, fd: true, brs: false, esi: false, dlc: 15, data: new Uint8Array(0), channel: 0 })).rejects.toThrow(
-    /remote/,
-  );
+  await expect(
+    w.write({
+      timestamp: 1,
+      id: 1,
+      extended: false,
+      remote: true,
+      error: false,
+      fd: true,
+      brs: false,
+      esi: false,
+      dlc: 15,
+      data: new Uint8Array(0),
+      channel: 0,
+    }),
+  ).rejects.toThrow(/remote/);
   await w.close();
 });
 
@@ -124,14 +157,22 @@ test('GVRET CSV writes FD frames with LEN = byte count and extra data columns', 
 
 test('a candump file written by hand reads back through convert-style copying unchanged', async () => {
   const src = tmp.file('hand.log');
-  writeFileSync(src, '(1436509052.249713) vcan0 123#DEADBEEF\n(1436509052.250000) vcan1 12345678##3' + '11'.repeat(12) + ' T\n');
+  writeFileSync(
+    src,
+    '(1436509052.249713) vcan0 123#DEADBEEF\n(1436509052.250000) vcan1 12345678##3' +
+      '11'.repeat(12) +
+      ' T\n',
+  );
   const frames = await collect(readCapture(src));
   const back = await roundTrip('hand-copy.log', frames);
   expectSameFrames(back, frames, 1e-6);
 });
 
 test('files keep their on-disk channel numbering: ASC stores channel + 1, candump and GVRET the 0-based channel', async () => {
-  const frames = [frame({ timestamp: 1, id: 0x123, dlc: 1, channel: 0, direction: 'rx' }), frame({ timestamp: 2, id: 0x124, dlc: 1, fd: true, channel: 2, direction: 'tx' })];
+  const frames = [
+    frame({ timestamp: 1, id: 0x123, dlc: 1, channel: 0, direction: 'rx' }),
+    frame({ timestamp: 2, id: 0x124, dlc: 1, fd: true, channel: 2, direction: 'tx' }),
+  ];
   const written = async (ext: string): Promise<string[]> => {
     const file = tmp.file(`channels.${ext}`);
     const w = createCaptureWriter(file);
@@ -150,7 +191,9 @@ test('files keep their on-disk channel numbering: ASC stores channel + 1, candum
 test('writers refuse a negative or fractional channel', async () => {
   for (const ext of ['log', 'asc', 'blf', 'csv']) {
     const w = createCaptureWriter(tmp.file(`badchannel.${ext}`));
-    await expect(w.write(frame({ timestamp: 1, id: 1, channel: -1 }))).rejects.toThrow(/channel -1; channels are integers counted from 0/);
+    await expect(w.write(frame({ timestamp: 1, id: 1, channel: -1 }))).rejects.toThrow(
+      /channel -1; channels are integers counted from 0/,
+    );
     await expect(w.write(frame({ timestamp: 1, id: 1, channel: 0.5 }))).rejects.toThrow(/channel 0\.5/);
     await w.close();
   }

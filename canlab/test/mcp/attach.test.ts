@@ -31,7 +31,7 @@ describe('canlab-mcp --attach: stdio bridged to a running window', () => {
     rmSync(scene.dir, { recursive: true, force: true });
   });
 
-  it('relays every tool to the window\'s workspace, errors included', async () => {
+  it("relays every tool to the window's workspace, errors included", async () => {
     await expectAllTools(bridge.client);
     const called = await exerciseEveryTool(bridge.client, scene);
     expect(called.size).toBe(TOOL_NAMES.length);
@@ -39,7 +39,9 @@ describe('canlab-mcp --attach: stdio bridged to a running window', () => {
     expect(refused.size).toBe(TOOL_NAMES.length);
     // The window's own workspace holds what the stdio client did, as steps made by a tool.
     expect(workspace.status()).toMatchObject({ connection: 'loaded', source: scene.capture, signalCount: 1 });
-    expect(workspace.history().undo.map((s) => [s.kind, s.definition.signal.name, s.source])).toEqual([['define', 'Steer', 'mcp']]);
+    expect(workspace.history().undo.map((s) => [s.kind, s.definition.signal.name, s.source])).toEqual([
+      ['define', 'Steer', 'mcp'],
+    ]);
     expect(bridge.errors).toEqual([]);
     expect(bridge.stderr()).toContain(`attached to ${server.url}`);
   });
@@ -69,7 +71,9 @@ describe('the bridge when the window goes away', () => {
 describe('canlab-mcp --http', () => {
   it('serves the tools over Streamable HTTP on its own workspace until SIGTERM', async () => {
     const scene = await writeScene();
-    const child = spawn(process.execPath, [LAUNCHER, '--http', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [LAUNCHER, '--http', '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
     const url = await new Promise<string>((resolve, reject) => {
@@ -86,7 +90,11 @@ describe('canlab-mcp --http', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     await expectAllTools(client);
     expect((await call(client, 'load_capture', { path: scene.capture })).status.frameCount).toBe(3525);
-    expect((await call(client, 'detect_counters', { id: '0x500' })).ids[0].candidates[0].field).toEqual({ startBit: 0, length: 8, byteOrder: 'little_endian' });
+    expect((await call(client, 'detect_counters', { id: '0x500' })).ids[0].candidates[0].field).toEqual({
+      startBit: 0,
+      length: 8,
+      byteOrder: 'little_endian',
+    });
     await client.close();
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');

@@ -4,7 +4,19 @@ import type { CanFrame } from '../../src/frame';
 import { calibrate, parseReferenceCsv } from '../../src/mcp/calibrate';
 
 function fr(timestamp: number, id: number, data: Uint8Array): CanFrame {
-  return { timestamp, id, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: data.length, data, channel: 0 };
+  return {
+    timestamp,
+    id,
+    extended: false,
+    remote: false,
+    error: false,
+    fd: false,
+    brs: false,
+    esi: false,
+    dlc: data.length,
+    data,
+    channel: 0,
+  };
 }
 
 describe('calibration against a reference', () => {
@@ -18,9 +30,16 @@ describe('calibration against a reference', () => {
       frames.push(fr(t * 0.05, 0x321, d));
     }
     // Reference: -0.25 * raw + 30, sampled a little after each frame.
-    const reference = Array.from({ length: 100 }, (_, k) => ({ timestamp: k * 0.3 + 0.01, value: -0.25 * truth(Math.floor((k * 0.3 + 0.01) / 0.05) * 0.05) + 30 }));
+    const reference = Array.from({ length: 100 }, (_, k) => ({
+      timestamp: k * 0.3 + 0.01,
+      value: -0.25 * truth(Math.floor((k * 0.3 + 0.01) / 0.05) * 0.05) + 30,
+    }));
     const [best] = calibrate(frames, reference);
-    expect(best).toMatchObject({ id: '0x321', field: { startBit: 15, length: 12, byteOrder: 'big_endian' }, signed: true });
+    expect(best).toMatchObject({
+      id: '0x321',
+      field: { startBit: 15, length: 12, byteOrder: 'big_endian' },
+      signed: true,
+    });
     expect(best!.scale).toBeCloseTo(-0.25, 9);
     expect(best!.offset).toBeCloseTo(30, 6);
     expect(best!.r2).toBeGreaterThan(0.999999);
@@ -42,7 +61,9 @@ describe('calibration against a reference', () => {
       { timestamp: 1, value: 2 },
       { timestamp: 2, value: 3 },
     ]);
-    expect(() => parseReferenceCsv('t,v\n0,1\n1,x\n', 'r.csv')).toThrow(new CanlabInputError('r.csv:3', 'expected "timestamp,value" with two numbers, got "1,x"'));
+    expect(() => parseReferenceCsv('t,v\n0,1\n1,x\n', 'r.csv')).toThrow(
+      new CanlabInputError('r.csv:3', 'expected "timestamp,value" with two numbers, got "1,x"'),
+    );
     expect(() => parseReferenceCsv('0,1\n', 'r.csv')).toThrow(/at least 3 samples/);
   });
 });

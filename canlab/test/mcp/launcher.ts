@@ -16,7 +16,11 @@ export interface LaunchedClient {
 }
 
 export async function launchStdio(args: string[] = []): Promise<LaunchedClient> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [LAUNCHER, ...args], stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [LAUNCHER, ...args],
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
@@ -29,7 +33,9 @@ export async function launchStdio(args: string[] = []): Promise<LaunchedClient> 
 }
 
 /** Runs the launcher to completion with closed stdin; resolves with its exit code and output. */
-export function runLauncher(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runLauncher(
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LAUNCHER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -3,7 +3,19 @@ import { rankAgainstIntervals, twoProportionZ } from '../../src/mcp/rank';
 
 function fr(timestamp: number, id: number, bytes: number[]): CanFrame {
   const data = Uint8Array.from(bytes);
-  return { timestamp, id, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: data.length, data, channel: 0 };
+  return {
+    timestamp,
+    id,
+    extended: false,
+    remote: false,
+    error: false,
+    fd: false,
+    brs: false,
+    esi: false,
+    dlc: data.length,
+    data,
+    channel: 0,
+  };
 }
 
 describe('ranking bytes against marked intervals', () => {
@@ -40,7 +52,14 @@ describe('ranking bytes against marked intervals', () => {
 
   it('merges overlapping intervals and filters ids', () => {
     const frames = Array.from({ length: 100 }, (_, t) => fr(t, 0x1, [t >= 10 && t <= 30 ? t : 0]));
-    const r = rankAgainstIntervals(frames, [[10, 20], [15, 30]], { ids: new Set(['0x001']) });
+    const r = rankAgainstIntervals(
+      frames,
+      [
+        [10, 20],
+        [15, 30],
+      ],
+      { ids: new Set(['0x001']) },
+    );
     expect(r.pairsInside).toBe(21);
     expect(r.pairsOutside).toBe(78);
     expect(rankAgainstIntervals(frames, [[10, 30]], { ids: new Set(['0x002']) }).bytes).toEqual([]);

@@ -30,7 +30,11 @@ export async function call(client: Client, name: string, args: Record<string, un
 }
 
 /** Calls a tool that must refuse; returns the error text. */
-export async function callError(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
+export async function callError(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<string> {
   const result: Json = await client.callTool({ name, arguments: args });
   expect({ name, args, isError: result.isError }).toEqual({ name, args, isError: true });
   const text = textOf(result);
@@ -60,15 +64,37 @@ export async function exerciseEveryTool(client: Client, scene: SceneFiles): Prom
 
   expect((await run('status')).status).toMatchObject({ connection: 'empty', frameCount: 0, signalCount: 0 });
   const loaded = await run('load_capture', { path: scene.capture });
-  expect(loaded.status).toMatchObject({ connection: 'loaded', source: scene.capture, frameCount: 3525, idCount: 9 });
+  expect(loaded.status).toMatchObject({
+    connection: 'loaded',
+    source: scene.capture,
+    frameCount: 3525,
+    idCount: 9,
+  });
 
   const ids = await run('list_ids');
-  expect(ids.ids.map((i: Json) => i.id)).toEqual(['0x100', '0x200', '0x300', '0x310', '0x400', '0x410', '0x500', '0x7E0', '0x7E8']);
+  expect(ids.ids.map((i: Json) => i.id)).toEqual([
+    '0x100',
+    '0x200',
+    '0x300',
+    '0x310',
+    '0x400',
+    '0x410',
+    '0x500',
+    '0x7E0',
+    '0x7E8',
+  ]);
   expect(ids.ids[0]).toMatchObject({ id: '0x100', count: 1000 });
   expect(ids.ids[0].rateHz).toBeCloseTo(100, 1);
 
   const stats = await run('byte_stats', { id: '0x300' });
-  expect(stats.bytes[0]).toMatchObject({ byte: 0, changes: 0, distinct: 1, min: 0x11, max: 0x11, entropyBits: 0 });
+  expect(stats.bytes[0]).toMatchObject({
+    byte: 0,
+    changes: 0,
+    distinct: 1,
+    min: 0x11,
+    max: 0x11,
+    entropyBits: 0,
+  });
   expect(stats.bytes[1].entropyBits).toBeGreaterThan(7.5); // a byte counter: near-uniform
   expect(stats.bytes[3].changes).toBeGreaterThan(90);
 
@@ -82,12 +108,25 @@ export async function exerciseEveryTool(client: Client, scene: SceneFiles): Prom
   expect(counters.ids[0].candidates[0]).toMatchObject({ step: 1, modulus: 16 });
 
   const checksums = await run('detect_checksums', { id: '0x100' });
-  expect(checksums.ids[0].candidates[0]).toMatchObject({ algorithm: 'xor8', coveredBytes: [0, 1, 2, 3, 4, 5, 6] });
+  expect(checksums.ids[0].candidates[0]).toMatchObject({
+    algorithm: 'xor8',
+    coveredBytes: [0, 1, 2, 3, 4, 5, 6],
+  });
   expect(bitsOf(checksums.ids[0].candidates[0].field)).toEqual([56, 57, 58, 59, 60, 61, 62, 63]);
 
   const fields = await run('detect_fields', { id: '0x100' });
-  const described = fields.ids[0].candidates.map((c: Json) => [c.field.startBit, c.field.length, c.field.byteOrder, c.signed]);
-  expect(described).toEqual(expect.arrayContaining([[7, 14, 'big_endian', false], [21, 12, 'big_endian', true]]));
+  const described = fields.ids[0].candidates.map((c: Json) => [
+    c.field.startBit,
+    c.field.length,
+    c.field.byteOrder,
+    c.signed,
+  ]);
+  expect(described).toEqual(
+    expect.arrayContaining([
+      [7, 14, 'big_endian', false],
+      [21, 12, 'big_endian', true],
+    ]),
+  );
 
   const flags = await run('detect_flags', { id: '0x100' });
   expect(flags.ids[0].candidates.map((c: Json) => bitsOf(c.field))).toEqual([[40]]);
@@ -106,7 +145,13 @@ export async function exerciseEveryTool(client: Client, scene: SceneFiles): Prom
   const all = await run('detect_all', { id: '0x200' });
   expect(all.ids).toHaveLength(1);
   expect(all.ids[0].multiplexers).toHaveLength(1);
-  expect(all.ids[0].fields.map((f: Json) => [f.multiplexerValue, f.field.startBit, f.field.length])).toEqual(expect.arrayContaining([[0, 8, 16], [1, 8, 8], [2, 30, 10]]));
+  expect(all.ids[0].fields.map((f: Json) => [f.multiplexerValue, f.field.startBit, f.field.length])).toEqual(
+    expect.arrayContaining([
+      [0, 8, 16],
+      [1, 8, 8],
+      [2, 30, 10],
+    ]),
+  );
 
   const draft = await run('draft_dbc');
   expect(draft.messages).toBe(9);
@@ -116,10 +161,19 @@ export async function exerciseEveryTool(client: Client, scene: SceneFiles): Prom
   const opened = await run('mark', { label: 'button', action: 'begin', at: BUTTON[0] });
   expect(opened.mark).toMatchObject({ label: 'button', kind: 'interval', start: BUTTON[0], source: 'mcp' });
   expect(opened.mark.end).toBeUndefined();
-  expect((await run('mark', { label: 'button', at: BUTTON[1] })).mark).toMatchObject({ start: BUTTON[0], end: BUTTON[1] }); // toggle closes
-  expect((await run('mark', { label: 'note', action: 'point', at: 8 })).mark).toMatchObject({ kind: 'point', start: 8, end: 8 });
+  expect((await run('mark', { label: 'button', at: BUTTON[1] })).mark).toMatchObject({
+    start: BUTTON[0],
+    end: BUTTON[1],
+  }); // toggle closes
+  expect((await run('mark', { label: 'note', action: 'point', at: 8 })).mark).toMatchObject({
+    kind: 'point',
+    start: 8,
+    end: 8,
+  });
   const marks = await run('list_marks', { label: 'button' });
-  expect(marks.marks).toEqual([expect.objectContaining({ label: 'button', start: BUTTON[0], end: BUTTON[1] })]);
+  expect(marks.marks).toEqual([
+    expect.objectContaining({ label: 'button', start: BUTTON[0], end: BUTTON[1] }),
+  ]);
 
   const ranked = await run('rank_bytes', { label: 'button', top: 5 });
   expect(ranked.bytes[0]).toMatchObject({ id: '0x300', byte: 3, changeRateInside: 1 });
@@ -127,16 +181,41 @@ export async function exerciseEveryTool(client: Client, scene: SceneFiles): Prom
   expect(ranked.bits[0].id).toBe('0x300');
   expect(Math.floor(ranked.bits[0].bit / 8)).toBe(3);
 
-  const defined = await run('define_signal', { id: '0x100', name: 'Steer', startBit: 21, length: 12, byteOrder: 'big_endian', signed: true, factor: 0.1, unit: 'deg' });
-  expect(defined.step).toMatchObject({ kind: 'define', source: 'mcp', signal: { id: '0x100', name: 'Steer', minimum: -204.8, maximum: 204.7 } });
-  expect((await run('list_signals')).signals).toEqual([expect.objectContaining({ id: '0x100', name: 'Steer', startBit: 21, length: 12, byteOrder: 'big_endian', signed: true, factor: 0.1 })]);
+  const defined = await run('define_signal', {
+    id: '0x100',
+    name: 'Steer',
+    startBit: 21,
+    length: 12,
+    byteOrder: 'big_endian',
+    signed: true,
+    factor: 0.1,
+    unit: 'deg',
+  });
+  expect(defined.step).toMatchObject({
+    kind: 'define',
+    source: 'mcp',
+    signal: { id: '0x100', name: 'Steer', minimum: -204.8, maximum: 204.7 },
+  });
+  expect((await run('list_signals')).signals).toEqual([
+    expect.objectContaining({
+      id: '0x100',
+      name: 'Steer',
+      startBit: 21,
+      length: 12,
+      byteOrder: 'big_endian',
+      signed: true,
+      factor: 0.1,
+    }),
+  ]);
 
   const decoded = await run('decode_frames', { id: '0x100', n: 5 });
   const rawFrames = await call(client, 'raw_frames', { id: '0x100', n: 5 });
   expect(decoded.frames).toHaveLength(5);
   decoded.frames.forEach((row: Json, i: number) => {
     const bytes = Uint8Array.from(rawFrames.frames[i].data.split(' '), (h: string) => parseInt(h, 16));
-    const expected = toSigned(extractRaw(bytes, { startBit: 21, length: 12, byteOrder: 'big_endian', signed: false }), 12) * 0.1;
+    const expected =
+      toSigned(extractRaw(bytes, { startBit: 21, length: 12, byteOrder: 'big_endian', signed: false }), 12) *
+      0.1;
     expect(row).toMatchObject({ timestamp: rawFrames.frames[i].timestamp, id: '0x100' });
     expect(row.signals[0].name).toBe('Steer');
     expect(row.signals[0].value).toBeCloseTo(expected, 9);
@@ -146,14 +225,25 @@ export async function exerciseEveryTool(client: Client, scene: SceneFiles): Prom
   expect(watched.events).toHaveLength(40);
   expect(watched.more).toBe(true);
   expect(watched.events.every((e: Json) => e.timestamp > 5)).toBe(true);
-  expect(watched.events.some((e: Json) => e.kind === 'frame' && e.id === '0x300' && e.changedBytes.includes(3))).toBe(true);
-  expect(watched.events.some((e: Json) => e.kind === 'signal' && e.signal === 'Steer' && e.previous !== null)).toBe(true);
+  expect(
+    watched.events.some((e: Json) => e.kind === 'frame' && e.id === '0x300' && e.changedBytes.includes(3)),
+  ).toBe(true);
+  expect(
+    watched.events.some((e: Json) => e.kind === 'signal' && e.signal === 'Steer' && e.previous !== null),
+  ).toBe(true);
   const later = await call(client, 'watch_events', { ids: ['0x300'], cursor: watched.cursor, limit: 1000 });
   expect(later.events[0].timestamp).toBeGreaterThan(watched.cursor);
   // Outside BUTTON only the byte counter moves 0x300's payload.
-  expect(later.events.filter((e: Json) => e.timestamp > BUTTON[1] + 0.05).every((e: Json) => e.changedBytes.join() === '1')).toBe(true);
+  expect(
+    later.events
+      .filter((e: Json) => e.timestamp > BUTTON[1] + 0.05)
+      .every((e: Json) => e.changedBytes.join() === '1'),
+  ).toBe(true);
 
-  expect((await run('remove_signal', { id: '0x100', name: 'Steer' })).step).toMatchObject({ kind: 'remove', source: 'mcp' });
+  expect((await run('remove_signal', { id: '0x100', name: 'Steer' })).step).toMatchObject({
+    kind: 'remove',
+    source: 'mcp',
+  });
   expect((await call(client, 'list_signals')).signals).toEqual([]);
   const undone = await run('undo');
   expect(undone.undone).toMatchObject({ kind: 'remove', signal: { name: 'Steer' } });
@@ -164,28 +254,52 @@ export async function exerciseEveryTool(client: Client, scene: SceneFiles): Prom
   const answers = isotp.messages.filter((m: Json) => m.id === '0x7E8');
   expect(answers).toHaveLength(5);
   const vinHex = Array.from(VIN, (c) => c.charCodeAt(0).toString(16).toUpperCase()).join(' ');
-  expect(answers[0]).toMatchObject({ kind: 'multi', length: 20, complete: true, frames: 3, data: `62 F1 90 ${vinHex}` });
-  expect(answers[0].flowControl).toEqual([expect.objectContaining({ id: '0x7E0', status: 'continue', blockSize: 0, stMin: 10 })]);
-  expect(isotp.messages.filter((m: Json) => m.id === '0x7E0').map((m: Json) => m.data)).toEqual(Array(5).fill('22 F1 90'));
+  expect(answers[0]).toMatchObject({
+    kind: 'multi',
+    length: 20,
+    complete: true,
+    frames: 3,
+    data: `62 F1 90 ${vinHex}`,
+  });
+  expect(answers[0].flowControl).toEqual([
+    expect.objectContaining({ id: '0x7E0', status: 'continue', blockSize: 0, stMin: 10 }),
+  ]);
+  expect(isotp.messages.filter((m: Json) => m.id === '0x7E0').map((m: Json) => m.data)).toEqual(
+    Array(5).fill('22 F1 90'),
+  );
 
   const repeats = await run('find_repeated_blocks');
-  expect(repeats.periodic).toEqual(expect.arrayContaining([expect.objectContaining({ id: '0x400', period: 4, matchRate: 1 })]));
+  expect(repeats.periodic).toEqual(
+    expect.arrayContaining([expect.objectContaining({ id: '0x400', period: 4, matchRate: 1 })]),
+  );
   const replayed = repeats.blocks.find((b: Json) => b.id === '0x410');
   expect(replayed).toMatchObject({ length: REPLAYED_BLOCK_LENGTH });
   expect(replayed.occurrences.map((t: number) => Math.round(t * 20))).toEqual([20, 90, 150]);
 
   const fit = await run('calibrate_reference', { referencePath: scene.reference });
-  expect(fit.best).toMatchObject({ id: CALIBRATION.id, signed: false, field: { startBit: CALIBRATION.field.startBit, byteOrder: 'little_endian' } });
+  expect(fit.best).toMatchObject({
+    id: CALIBRATION.id,
+    signed: false,
+    field: { startBit: CALIBRATION.field.startBit, byteOrder: 'little_endian' },
+  });
   expect(fit.best.scale).toBeCloseTo(CALIBRATION.scale, 9);
   expect(fit.best.offset).toBeCloseTo(CALIBRATION.offset, 6);
   expect(fit.best.r2).toBeGreaterThan(0.99999);
   expect(fit.referenceSamples).toBe(20);
 
-  expect((await run('write_memory', { key: 'steer', value: '0x100 bits 21..: steering angle, 0.1 deg' })).entry).toMatchObject({ key: 'steer' });
-  expect((await run('read_memory', { key: 'steer' })).entry.value).toBe('0x100 bits 21..: steering angle, 0.1 deg');
+  expect(
+    (await run('write_memory', { key: 'steer', value: '0x100 bits 21..: steering angle, 0.1 deg' })).entry,
+  ).toMatchObject({ key: 'steer' });
+  expect((await run('read_memory', { key: 'steer' })).entry.value).toBe(
+    '0x100 bits 21..: steering angle, 0.1 deg',
+  );
 
   const found = await run('search', { query: 'Steer' });
-  expect(found.results[0]).toEqual({ id: 'signal:0x100:Steer', title: 'Signal Steer on 0x100', url: 'canlab://signal/0x100/Steer' });
+  expect(found.results[0]).toEqual({
+    id: 'signal:0x100:Steer',
+    title: 'Signal Steer on 0x100',
+    url: 'canlab://signal/0x100/Steer',
+  });
   expect(found.results.map((r: Json) => r.id)).toContain('memory:steer');
   const counterHits = await call(client, 'search', { query: 'counter 0x100' });
   expect(counterHits.results[0].id).toBe('finding:0x100:counter:0');
@@ -193,10 +307,18 @@ export async function exerciseEveryTool(client: Client, scene: SceneFiles): Prom
   expect(markHits.results[0].id).toBe('mark:1');
 
   const fetched = await run('fetch', { id: 'signal:0x100:Steer' });
-  expect(fetched).toMatchObject({ id: 'signal:0x100:Steer', url: 'canlab://signal/0x100/Steer', metadata: { factor: 0.1, unit: 'deg', byteOrder: 'big_endian' } });
+  expect(fetched).toMatchObject({
+    id: 'signal:0x100:Steer',
+    url: 'canlab://signal/0x100/Steer',
+    metadata: { factor: 0.1, unit: 'deg', byteOrder: 'big_endian' },
+  });
   expect(fetched.text).toContain('Steer');
 
-  expect((await call(client, 'status')).status).toMatchObject({ signalCount: 1, markCount: 2, openMarks: [] });
+  expect((await call(client, 'status')).status).toMatchObject({
+    signalCount: 1,
+    markCount: 2,
+    openMarks: [],
+  });
   return called;
 }
 
@@ -225,7 +347,11 @@ export async function exerciseInvalidArguments(client: Client, scene: SceneFiles
   await bad('detect_all', { id: '0x12G' }, /is not an id/);
   await bad('draft_dbc', { format: 'kcd' }, /Unrecognized key/);
   await bad('list_signals', { all: true }, /Unrecognized key/);
-  await bad('define_signal', { id: '0x100', name: '1st', startBit: 0, length: 8 }, /must be a DBC identifier/);
+  await bad(
+    'define_signal',
+    { id: '0x100', name: '1st', startBit: 0, length: 8 },
+    /must be a DBC identifier/,
+  );
   await bad('define_signal', { id: '0x100', name: 'Wide', startBit: 0, length: 65 }, /length/);
   await bad('remove_signal', { id: '0x100', name: 'Nope' }, /no signal Nope is defined on 0x100/);
   await bad('undo', { steps: 2 }, /Unrecognized key/);
@@ -237,7 +363,11 @@ export async function exerciseInvalidArguments(client: Client, scene: SceneFiles
   await bad('watch_events', {}, /name at least one id or signal/);
   await bad('list_isotp_messages', { channel: -1 }, /channel/);
   await bad('find_repeated_blocks', { minLength: 1 }, /minLength/);
-  await bad('calibrate_reference', { referencePath: badCsv }, /bad-reference\.csv:3: expected "timestamp,value"/);
+  await bad(
+    'calibrate_reference',
+    { referencePath: badCsv },
+    /bad-reference\.csv:3: expected "timestamp,value"/,
+  );
   await bad('read_memory', { key: 'absent' }, /no entry under 'absent'/);
   await bad('write_memory', { key: '' }, /Invalid arguments for tool write_memory/);
   await bad('search', { query: 7 }, /expected string/);
@@ -245,6 +375,10 @@ export async function exerciseInvalidArguments(client: Client, scene: SceneFiles
   expect(await callError(client, 'inject', { id: '0x100', data: '00' })).toMatch(/Tool inject not found/);
 
   // The server still answers, and nothing the refusals touched changed.
-  expect((await call(client, 'status')).status).toMatchObject({ connection: 'loaded', signalCount: 1, markCount: 2 });
+  expect((await call(client, 'status')).status).toMatchObject({
+    connection: 'loaded',
+    signalCount: 1,
+    markCount: 2,
+  });
   return refused;
 }

@@ -21,13 +21,34 @@ import type { CanFrame } from '../../src/frame';
 
 export const BUTTON: readonly [number, number] = [4, 6];
 export const VIN = 'W0L000051T2123456';
-export const CALIBRATION = { id: '0x500', field: { startBit: 8, length: 16, byteOrder: 'little_endian' } as FieldRef, scale: 0.05, offset: -10 };
+export const CALIBRATION = {
+  id: '0x500',
+  field: { startBit: 8, length: 16, byteOrder: 'little_endian' } as FieldRef,
+  scale: 0.05,
+  offset: -10,
+};
 export const REPLAYED_BLOCK_LENGTH = 5;
 
-const f = (startBit: number, length: number, byteOrder: FieldRef['byteOrder'] = 'little_endian'): FieldRef => ({ startBit, length, byteOrder });
+const f = (
+  startBit: number,
+  length: number,
+  byteOrder: FieldRef['byteOrder'] = 'little_endian',
+): FieldRef => ({ startBit, length, byteOrder });
 
 function frame(timestamp: number, id: number, data: Uint8Array, channel = 0): CanFrame {
-  return { timestamp, id, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: data.length, data, channel };
+  return {
+    timestamp,
+    id,
+    extended: false,
+    remote: false,
+    error: false,
+    fd: false,
+    brs: false,
+    esi: false,
+    dlc: data.length,
+    data,
+    channel,
+  };
 }
 
 function bytes(...values: number[]): Uint8Array {
@@ -61,7 +82,13 @@ export function sceneFrames(): CanFrame[] {
   for (let t = 0; t < 500; t++) {
     const time = t * 0.02 + 0.003;
     const inside = time >= BUTTON[0] && time <= BUTTON[1];
-    out.push(frame(time, 0x300, bytes(0x11, t % 256, 0x22, inside ? Math.floor(rand() * 256) : 0, 0x33, 0x44, 0x55, 0x66)));
+    out.push(
+      frame(
+        time,
+        0x300,
+        bytes(0x11, t % 256, 0x22, inside ? Math.floor(rand() * 256) : 0, 0x33, 0x44, 0x55, 0x66),
+      ),
+    );
   }
   for (let t = 0; t < 200; t++) {
     const d = new Uint8Array(4);
@@ -83,7 +110,15 @@ export function sceneFrames(): CanFrame[] {
   const replayAt = [20, 90, 150];
   for (let t = 0; t < 200; t++) {
     const k = replayAt.findIndex((s) => t >= s && t < s + REPLAYED_BLOCK_LENGTH);
-    const d = k >= 0 ? replay[t - replayAt[k]!]! : bytes(Math.floor(rand() * 256), Math.floor(rand() * 256), Math.floor(rand() * 256), Math.floor(rand() * 256));
+    const d =
+      k >= 0
+        ? replay[t - replayAt[k]!]!
+        : bytes(
+            Math.floor(rand() * 256),
+            Math.floor(rand() * 256),
+            Math.floor(rand() * 256),
+            Math.floor(rand() * 256),
+          );
     out.push(frame(t * 0.05 + 0.006, 0x410, d));
   }
   for (let t = 0; t < 500; t++) {
@@ -102,7 +137,9 @@ export function referenceCsv(frames: readonly CanFrame[]): string {
   const lines = ['time,coolant_c'];
   for (let t = 0.25; t < 10; t += 0.5) {
     const at = carrier.filter((x) => x.timestamp <= t).pop()!;
-    lines.push(`${t.toFixed(3)},${(readField(at.data, CALIBRATION.field) * CALIBRATION.scale + CALIBRATION.offset).toFixed(4)}`);
+    lines.push(
+      `${t.toFixed(3)},${(readField(at.data, CALIBRATION.field) * CALIBRATION.scale + CALIBRATION.offset).toFixed(4)}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

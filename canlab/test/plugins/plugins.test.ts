@@ -38,7 +38,15 @@ module.exports = { PLUGIN_NAME, PLUGIN_VERSION, register };
 it('lists an unapproved plugin from its text without running it, runs it only after approval, and asks again after an edit', async () => {
   const file = writePlugin('1.0.0');
   const listed = await listPlugins(dir, config);
-  expect(listed).toEqual([expect.objectContaining({ file, name: 'Marker "demo"', version: '1.0.0', state: 'unapproved', problems: [] })]);
+  expect(listed).toEqual([
+    expect.objectContaining({
+      file,
+      name: 'Marker "demo"',
+      version: '1.0.0',
+      state: 'unapproved',
+      problems: [],
+    }),
+  ]);
   const app = { registered: [] as string[] };
   expect((await loadPlugins(app, dir, config))[0]!.info.state).toBe('unapproved');
   expect(app.registered).toEqual([]);
@@ -65,7 +73,11 @@ it('lists an unapproved plugin from its text without running it, runs it only af
 });
 
 it('reads metadata statically and names what is missing', () => {
-  expect(readPluginMetadata(`exports.PLUGIN_NAME = 'a'; exports.PLUGIN_VERSION = "2"; exports.register = (app) => {};`)).toEqual({ name: 'a', version: '2', problems: [] });
+  expect(
+    readPluginMetadata(
+      `exports.PLUGIN_NAME = 'a'; exports.PLUGIN_VERSION = "2"; exports.register = (app) => {};`,
+    ),
+  ).toEqual({ name: 'a', version: '2', problems: [] });
   expect(readPluginMetadata(`const PLUGIN_NAME = 'x' + y; /* PLUGIN_VERSION = '1' */`).problems).toEqual([
     'PLUGIN_NAME is not assigned a plain string literal',
     'PLUGIN_VERSION is not declared',

@@ -1,16 +1,37 @@
 import http from 'node:http';
 import type { CanFrame } from '../../src/frame';
-import { createRestServer, DEFAULT_FRAMES_N, isLoopbackHost, MAX_FRAMES_N, nonLoopbackWarning, type RestServer } from '../../src/rest/server';
+import {
+  createRestServer,
+  DEFAULT_FRAMES_N,
+  isLoopbackHost,
+  MAX_FRAMES_N,
+  nonLoopbackWarning,
+  type RestServer,
+} from '../../src/rest/server';
 import { Workspace } from '../../src/workspace/workspace';
 
 const TOKEN = 'test-token-0123456789abcdef';
 
 function frame(t: number, id: number, data: number[]): CanFrame {
-  return { timestamp: t, id, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: data.length, data: Uint8Array.from(data), channel: 0 };
+  return {
+    timestamp: t,
+    id,
+    extended: false,
+    remote: false,
+    error: false,
+    fd: false,
+    brs: false,
+    esi: false,
+    dlc: data.length,
+    data: Uint8Array.from(data),
+    channel: 0,
+  };
 }
 
 function busFrames(count: number): CanFrame[] {
-  return Array.from({ length: count }, (_, i) => frame(i * 0.01, 0x100, [i & 0xff, 0xde, 0xad, (i * 7) & 0xff]));
+  return Array.from({ length: count }, (_, i) =>
+    frame(i * 0.01, 0x100, [i & 0xff, 0xde, 0xad, (i * 7) & 0xff]),
+  );
 }
 
 interface Answer {
@@ -19,7 +40,12 @@ interface Answer {
   headers: Headers;
 }
 
-async function call(server: RestServer, method: string, path: string, opts: { token?: string | null; body?: unknown; raw?: string } = {}): Promise<Answer> {
+async function call(
+  server: RestServer,
+  method: string,
+  path: string,
+  opts: { token?: string | null; body?: unknown; raw?: string } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   const token = opts.token === undefined ? TOKEN : opts.token;
   if (token !== null) headers['X-API-Token'] = token;
@@ -64,11 +90,25 @@ describe('REST API', () => {
   });
 
   it('needs the X-API-Token on every other route: 401 when missing or wrong', async () => {
-    const routes: Array<[string, string]> = [['GET', '/frames'], ['GET', '/signals'], ['GET', '/status'], ['GET', '/memory'], ['POST', '/mark'], ['POST', '/inject'], ['GET', '/ui/state'], ['POST', '/ui/undo'], ['GET', '/ui/events']];
+    const routes: Array<[string, string]> = [
+      ['GET', '/frames'],
+      ['GET', '/signals'],
+      ['GET', '/status'],
+      ['GET', '/memory'],
+      ['POST', '/mark'],
+      ['POST', '/inject'],
+      ['GET', '/ui/state'],
+      ['POST', '/ui/undo'],
+      ['GET', '/ui/events'],
+    ];
     for (const [method, path] of routes) {
       const body = method === 'POST' ? { label: 'x' } : undefined;
       const missing = await call(ctx.server, method, path, { token: null, body });
-      expect([path, missing.status, missing.body]).toEqual([path, 401, { error: 'unauthorized', message: 'the X-API-Token header is missing' }]);
+      expect([path, missing.status, missing.body]).toEqual([
+        path,
+        401,
+        { error: 'unauthorized', message: 'the X-API-Token header is missing' },
+      ]);
       const wrong = await call(ctx.server, method, path, { token: 'nope', body });
       expect([path, wrong.status, wrong.body.error]).toEqual([path, 401, 'unauthorized']);
     }
@@ -82,10 +122,22 @@ describe('REST API', () => {
     expect(all.status).toBe(200);
     expect(all.body.count).toBe(100);
     expect(all.body.total).toBe(300);
-    expect(all.body.frames[99]).toEqual({ timestamp: 2.99, id: '0x100', extended: false, channel: 0, dlc: 4, data: '2B DE AD 2D', fd: false, remote: false, error: false });
+    expect(all.body.frames[99]).toEqual({
+      timestamp: 2.99,
+      id: '0x100',
+      extended: false,
+      channel: 0,
+      dlc: 4,
+      data: '2B DE AD 2D',
+      fd: false,
+      remote: false,
+      error: false,
+    });
     expect(all.body.frames[0].timestamp).toBeCloseTo(2.0, 6);
     const five = await call(ctx.server, 'GET', '/frames?n=5');
-    expect(five.body.frames.map((f: any) => f.timestamp)).toEqual([2.95, 2.96, 2.97, 2.98, 2.99].map((t) => expect.closeTo(t, 6)));
+    expect(five.body.frames.map((f: any) => f.timestamp)).toEqual(
+      [2.95, 2.96, 2.97, 2.98, 2.99].map((t) => expect.closeTo(t, 6)),
+    );
     expect((await call(ctx.server, 'GET', `/frames?n=${MAX_FRAMES_N}`)).body.count).toBe(300);
     for (const n of ['0', String(MAX_FRAMES_N + 1), 'abc', '1.5', '-3']) {
       const bad = await call(ctx.server, 'GET', `/frames?n=${n}`);
@@ -97,16 +149,46 @@ describe('REST API', () => {
 
   it('GET /status, /memory and /signals answer the workspace', async () => {
     const status = await call(ctx.server, 'GET', '/status');
-    expect(status.body).toMatchObject({ connection: 'recording', frameCount: 300, idCount: 1, armTx: false, transmitter: true, injectRoute: true, openMarks: [] });
+    expect(status.body).toMatchObject({
+      connection: 'recording',
+      frameCount: 300,
+      idCount: 1,
+      armTx: false,
+      transmitter: true,
+      injectRoute: true,
+      openMarks: [],
+    });
     ctx.ws.remember('speed', '0x100 byte 3');
-    expect((await call(ctx.server, 'GET', '/memory')).body.entries).toEqual([{ key: 'speed', value: '0x100 byte 3', at: expect.any(String) }]);
-    const defined = await call(ctx.server, 'POST', '/ui/signals', { body: { messageId: '0x100', name: 'Seq', startBit: 0, length: 8, factor: 2, unit: 'n' } });
+    expect((await call(ctx.server, 'GET', '/memory')).body.entries).toEqual([
+      { key: 'speed', value: '0x100 byte 3', at: expect.any(String) },
+    ]);
+    const defined = await call(ctx.server, 'POST', '/ui/signals', {
+      body: { messageId: '0x100', name: 'Seq', startBit: 0, length: 8, factor: 2, unit: 'n' },
+    });
     expect(defined.status).toBe(200);
-    expect(defined.body.step).toMatchObject({ kind: 'define', source: 'window', signal: { messageId: '0x100', name: 'Seq' } });
-    expect((await call(ctx.server, 'GET', '/signals')).body.signals).toEqual([{ messageId: '0x100', message: 'MSG_100', name: 'Seq', value: 299 % 256 * 2, raw: 299 % 256, unit: 'n', timestamp: 2.99 }]);
-    const bad = await call(ctx.server, 'POST', '/ui/signals', { body: { messageId: '0x100', name: 'Seq', startBit: 0, length: 99 } });
+    expect(defined.body.step).toMatchObject({
+      kind: 'define',
+      source: 'window',
+      signal: { messageId: '0x100', name: 'Seq' },
+    });
+    expect((await call(ctx.server, 'GET', '/signals')).body.signals).toEqual([
+      {
+        messageId: '0x100',
+        message: 'MSG_100',
+        name: 'Seq',
+        value: (299 % 256) * 2,
+        raw: 299 % 256,
+        unit: 'n',
+        timestamp: 2.99,
+      },
+    ]);
+    const bad = await call(ctx.server, 'POST', '/ui/signals', {
+      body: { messageId: '0x100', name: 'Seq', startBit: 0, length: 99 },
+    });
     expect([bad.status, bad.body.field]).toEqual([400, 'length']);
-    const badName = await call(ctx.server, 'POST', '/ui/signals', { body: { messageId: '0x100', name: '9x', startBit: 0, length: 8 } });
+    const badName = await call(ctx.server, 'POST', '/ui/signals', {
+      body: { messageId: '0x100', name: '9x', startBit: 0, length: 8 },
+    });
     expect([badName.status, badName.body.message]).toEqual([400, expect.stringContaining('DBC identifier')]);
   });
 
@@ -117,22 +199,37 @@ describe('REST API', () => {
     expect(opened.body.mark.end).toBeUndefined();
     const again = await call(ctx.server, 'POST', '/mark', { body: { label: 'brake', action: 'begin' } });
     expect([again.status, again.body.error, again.body.field]).toEqual([409, 'already_open', 'action']);
-    const closed = await call(ctx.server, 'POST', '/mark', { body: { label: 'brake', action: 'toggle', at: 3.5 } });
+    const closed = await call(ctx.server, 'POST', '/mark', {
+      body: { label: 'brake', action: 'toggle', at: 3.5 },
+    });
     expect(closed.body.mark).toMatchObject({ id: opened.body.mark.id, start: 2.99, end: 3.5 });
     const none = await call(ctx.server, 'POST', '/mark', { body: { label: 'brake', action: 'end' } });
     expect([none.status, none.body.error]).toEqual([409, 'none_open']);
-    expect((await call(ctx.server, 'POST', '/mark', { body: { label: 'horn', action: 'point', at: 1 } })).body.mark).toMatchObject({ kind: 'point', start: 1, end: 1 });
+    expect(
+      (await call(ctx.server, 'POST', '/mark', { body: { label: 'horn', action: 'point', at: 1 } })).body
+        .mark,
+    ).toMatchObject({ kind: 'point', start: 1, end: 1 });
     await call(ctx.server, 'POST', '/mark', { body: { label: 'door', action: 'begin', at: 2 } });
     expect((await call(ctx.server, 'GET', '/status')).body.openMarks).toEqual(['door']);
 
-    for (const [raw, field] of [['{"label":', 'body'], ['[1]', 'body'], ['{}', 'label'], ['{"label":"x","action":"sideways"}', 'action'], ['{"label":"x","at":"soon"}', 'at']] as const) {
+    for (const [raw, field] of [
+      ['{"label":', 'body'],
+      ['[1]', 'body'],
+      ['{}', 'label'],
+      ['{"label":"x","action":"sideways"}', 'action'],
+      ['{"label":"x","at":"soon"}', 'at'],
+    ] as const) {
       const bad = await call(ctx.server, 'POST', '/mark', { raw });
       expect([raw, bad.status, bad.body.field]).toEqual([raw, 400, field]);
       expect(bad.body.message).toEqual(expect.any(String));
     }
 
     const timeline = await call(ctx.server, 'GET', '/ui/timeline');
-    expect(timeline.body.marks.map((m: any) => [m.label, m.start, m.end])).toEqual([['brake', 2.99, 3.5], ['horn', 1, 1], ['door', 2, undefined]]);
+    expect(timeline.body.marks.map((m: any) => [m.label, m.start, m.end])).toEqual([
+      ['brake', 2.99, 3.5],
+      ['horn', 1, 1],
+      ['door', 2, undefined],
+    ]);
     const intel = await call(ctx.server, 'GET', '/ui/intelligence');
     expect(intel.body.items[0]).toMatchObject({ kind: 'mark', title: expect.stringContaining('door') });
     expect(intel.body.items.filter((i: any) => i.kind === 'mark')).toHaveLength(3);
@@ -145,9 +242,17 @@ describe('REST API', () => {
     expect([unarmed.status, unarmed.body.error]).toEqual([409, 'arm_tx_off']);
     expect(ctx.sent).toEqual([]);
 
-    expect((await call(ctx.server, 'POST', '/ui/arm-tx', { body: { on: true } })).body).toEqual({ armTx: true });
+    expect((await call(ctx.server, 'POST', '/ui/arm-tx', { body: { on: true } })).body).toEqual({
+      armTx: true,
+    });
     expect((await call(ctx.server, 'POST', '/inject', { token: 'wrong', body })).status).toBe(401);
-    for (const [bad, field] of [[{ data: 'DE' }, 'id'], [{ id: '0x800', extended: false, data: '' }, 'id'], [{ id: '0x123', data: 'XYZ' }, 'data'], [{ id: '0x123', data: '01 02 03 04 05 06 07 08 09' }, 'data'], [{ id: 'hello', data: '' }, 'id']] as const) {
+    for (const [bad, field] of [
+      [{ data: 'DE' }, 'id'],
+      [{ id: '0x800', extended: false, data: '' }, 'id'],
+      [{ id: '0x123', data: 'XYZ' }, 'data'],
+      [{ id: '0x123', data: '01 02 03 04 05 06 07 08 09' }, 'data'],
+      [{ id: 'hello', data: '' }, 'id'],
+    ] as const) {
       const answer = await call(ctx.server, 'POST', '/inject', { body: bad });
       expect([answer.status, answer.body.field]).toEqual([400, field]);
     }
@@ -166,15 +271,24 @@ describe('REST API', () => {
 
     ctx.ws.attachTransmitter({ send: () => Promise.reject(new Error('bus off')) });
     const failed = await call(ctx.server, 'POST', '/inject', { body });
-    expect([failed.status, failed.body.error, failed.body.message]).toEqual([502, 'send_failed', expect.stringContaining('bus off')]);
+    expect([failed.status, failed.body.error, failed.body.message]).toEqual([
+      502,
+      'send_failed',
+      expect.stringContaining('bus off'),
+    ]);
   });
 
   it('answers 404 for unknown routes, 405 for a wrong method, 413 for a huge body, 409 for nothing to undo', async () => {
-    expect(await call(ctx.server, 'GET', '/nope')).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    expect(await call(ctx.server, 'GET', '/nope')).toMatchObject({
+      status: 404,
+      body: { error: 'not_found' },
+    });
     const wrong = await call(ctx.server, 'DELETE', '/frames');
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('GET');
-    const huge = await call(ctx.server, 'POST', '/mark', { raw: JSON.stringify({ label: 'x'.repeat(70_000) }) });
+    const huge = await call(ctx.server, 'POST', '/mark', {
+      raw: JSON.stringify({ label: 'x'.repeat(70_000) }),
+    });
     expect(huge.status).toBe(413);
     expect((await call(ctx.server, 'POST', '/ui/undo')).body.error).toBe('nothing_to_undo');
     expect((await call(ctx.server, 'POST', '/ui/redo')).body.error).toBe('nothing_to_redo');
@@ -184,7 +298,9 @@ describe('REST API', () => {
   });
 
   it('undoes and redoes signal steps through the window API', async () => {
-    await call(ctx.server, 'POST', '/ui/signals', { body: { messageId: '0x100', name: 'A', startBit: 0, length: 8 } });
+    await call(ctx.server, 'POST', '/ui/signals', {
+      body: { messageId: '0x100', name: 'A', startBit: 0, length: 8 },
+    });
     await call(ctx.server, 'POST', '/ui/signals/remove', { body: { messageId: '0x100', name: 'A' } });
     let state = (await call(ctx.server, 'GET', '/ui/state')).body;
     expect(state.signals).toEqual([]);
@@ -193,7 +309,9 @@ describe('REST API', () => {
     state = (await call(ctx.server, 'GET', '/ui/state')).body;
     expect(state.signals.map((s: any) => s.name)).toEqual(['A']);
     expect(state.history).toMatchObject({ undo: 1, redo: 1, nextRedo: { kind: 'remove' } });
-    const missing = await call(ctx.server, 'POST', '/ui/signals/remove', { body: { messageId: '0x100', name: 'B' } });
+    const missing = await call(ctx.server, 'POST', '/ui/signals/remove', {
+      body: { messageId: '0x100', name: 'B' },
+    });
     expect([missing.status, missing.body.message]).toEqual([400, expect.stringContaining('no signal B')]);
   });
 
@@ -225,7 +343,10 @@ describe('REST API in capture mode (allowInject false)', () => {
       ws.setArmTx(true);
       const answer = await call(server, 'POST', '/inject', { body: { id: '0x123', data: '01' } });
       expect(answer.status).toBe(404);
-      expect(answer.body).toEqual({ error: 'not_found', message: 'no route /inject (this server does not transmit)' });
+      expect(answer.body).toEqual({
+        error: 'not_found',
+        message: 'no route /inject (this server does not transmit)',
+      });
       expect((await call(server, 'GET', '/status')).body.injectRoute).toBe(false);
       expect(sent).toEqual([]);
     } finally {
@@ -240,7 +361,9 @@ describe('bind address', () => {
       expect([host, isLoopbackHost(host), nonLoopbackWarning(host)]).toEqual([host, true, undefined]);
     }
     for (const host of ['0.0.0.0', '192.168.1.20', '::', 'example.com']) {
-      expect(nonLoopbackWarning(host)).toBe(`canlab: warning: the REST API is bound to ${host}, not loopback: anyone who can reach this address and learns the token can read the capture, edit signals and (with ARM TX on) transmit; this is not intended use`);
+      expect(nonLoopbackWarning(host)).toBe(
+        `canlab: warning: the REST API is bound to ${host}, not loopback: anyone who can reach this address and learns the token can read the capture, edit signals and (with ARM TX on) transmit; this is not intended use`,
+      );
     }
   });
 });

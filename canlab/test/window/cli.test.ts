@@ -31,7 +31,11 @@ let dir: string;
 let env: NodeJS.ProcessEnv;
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'canlab-window-cli-'));
-  env = { ...process.env, CANLAB_CONFIG_DIR: path.join(dir, 'config'), CANLAB_VIRTUAL_BUS_DIR: path.join(dir, 'buses') };
+  env = {
+    ...process.env,
+    CANLAB_CONFIG_DIR: path.join(dir, 'config'),
+    CANLAB_VIRTUAL_BUS_DIR: path.join(dir, 'buses'),
+  };
   process.env['CANLAB_VIRTUAL_BUS_DIR'] = env['CANLAB_VIRTUAL_BUS_DIR'];
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -48,7 +52,14 @@ function start(args: string[]): Promise<Running> {
       if (!out.includes('SIGTERM stops')) return;
       clearInterval(timer);
       const grab = (re: RegExp): string => re.exec(out)?.[1] ?? '';
-      resolve({ child, out: () => out, token: grab(/token: {2}(\S+)/), rest: grab(/REST: {3}(\S+)/), mcp: grab(/MCP: {4}(\S+)/), exited });
+      resolve({
+        child,
+        out: () => out,
+        token: grab(/token: {2}(\S+)/),
+        rest: grab(/REST: {3}(\S+)/),
+        mcp: grab(/MCP: {4}(\S+)/),
+        exited,
+      });
     }, 50);
     void exited.then((code) => {
       clearInterval(timer);
@@ -72,7 +83,9 @@ it('runs approved plugins with the window app object and never runs unapproved o
     ].join('\n');
   fs.writeFileSync(path.join(plugins, 'trusted.js'), plugin('trusted'));
   fs.writeFileSync(path.join(plugins, 'stranger.js'), plugin('stranger'));
-  const approve = spawn(process.execPath, [BIN, 'plugins', 'approve', path.join(plugins, 'trusted.js')], { env });
+  const approve = spawn(process.execPath, [BIN, 'plugins', 'approve', path.join(plugins, 'trusted.js')], {
+    env,
+  });
   expect(await new Promise((r) => approve.on('exit', r))).toBe(0);
 
   const run = await start([]);
@@ -92,10 +105,17 @@ async function stop(run: Running): Promise<number | null> {
   return run.exited;
 }
 
-function json(url: string, token: string | undefined, body?: unknown): Promise<{ status: number; body: any }> {
+function json(
+  url: string,
+  token: string | undefined,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   return fetch(url, {
     method: body === undefined ? 'GET' : 'POST',
-    headers: { ...(token ? { 'X-API-Token': token } : {}), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    headers: {
+      ...(token ? { 'X-API-Token': token } : {}),
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   }).then(async (r) => ({ status: r.status, body: await r.json().catch(() => null) }));
 }
@@ -114,7 +134,20 @@ function runOnce(args: string[]): Promise<{ code: number | null; out: string; er
 it('prints the token and URLs, serves the window, REST and MCP, and stops on SIGTERM', async () => {
   const capture = path.join(dir, 'short.log');
   const writer = createCaptureWriter(capture);
-  for (let i = 0; i < 20; i++) await writer.write({ timestamp: i * 0.1, id: 0x321, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: 2, data: Uint8Array.of(i, 7), channel: 0 });
+  for (let i = 0; i < 20; i++)
+    await writer.write({
+      timestamp: i * 0.1,
+      id: 0x321,
+      extended: false,
+      remote: false,
+      error: false,
+      fd: false,
+      brs: false,
+      esi: false,
+      dlc: 2,
+      data: Uint8Array.of(i, 7),
+      channel: 0,
+    });
   await writer.close();
 
   const run = await start([capture]);
@@ -129,15 +162,32 @@ it('prints the token and URLs, serves the window, REST and MCP, and stops on SIG
     expect(page.status).toBe(200);
     expect(await page.text()).not.toContain(run.token);
     expect((await json(`${run.rest}/status`, undefined)).status).toBe(401);
-    expect((await json(`${run.rest}/status`, run.token)).body).toMatchObject({ connection: 'loaded', source: capture, frameCount: 20, armTx: false, transmitter: false });
+    expect((await json(`${run.rest}/status`, run.token)).body).toMatchObject({
+      connection: 'loaded',
+      source: capture,
+      frameCount: 20,
+      armTx: false,
+      transmitter: false,
+    });
     expect((await json(`${run.rest}/ui/arm-tx`, run.token, { on: true })).body).toEqual({ armTx: true });
-    expect((await json(`${run.rest}/inject`, run.token, { id: '0x1', data: '00' })).body.error).toBe('no_transmitter');
+    expect((await json(`${run.rest}/inject`, run.token, { id: '0x1', data: '00' })).body.error).toBe(
+      'no_transmitter',
+    );
 
     // The MCP endpoint answers an initialize over Streamable HTTP.
     const init = await fetch(run.mcp, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'test', version: '0' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-03-26',
+          capabilities: {},
+          clientInfo: { name: 'test', version: '0' },
+        },
+      }),
     });
     expect(init.status).toBe(200);
   } finally {
@@ -147,7 +197,13 @@ it('prints the token and URLs, serves the window, REST and MCP, and stops on SIG
 });
 
 it('records a virtual bus live and injects onto it only with ARM TX on', async () => {
-  const adapter: AdapterConfig = { name: 'vbus', backend: 'virtual', channel: 'windowbus', fd: false, extras: {} };
+  const adapter: AdapterConfig = {
+    name: 'vbus',
+    backend: 'virtual',
+    channel: 'windowbus',
+    fd: false,
+    extras: {},
+  };
   await saveAdapter(adapter, env['CANLAB_CONFIG_DIR']);
   const listener = await openReceiver(adapter);
   const heard: CanFrame[] = [];
@@ -159,14 +215,30 @@ it('records a virtual bus live and injects onto it only with ARM TX on', async (
     expect(run.out()).toContain('this adapter can transmit once ARM TX is on');
 
     // Frames on the bus reach the window's workspace.
-    await sender.send({ timestamp: 0, id: 0x42, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: 1, data: Uint8Array.of(9), channel: 0 });
+    await sender.send({
+      timestamp: 0,
+      id: 0x42,
+      extended: false,
+      remote: false,
+      error: false,
+      fd: false,
+      brs: false,
+      esi: false,
+      dlc: 1,
+      data: Uint8Array.of(9),
+      channel: 0,
+    });
     let frames: any[] = [];
     for (let i = 0; i < 40 && frames.length === 0; i++) {
       await new Promise((r) => setTimeout(r, 50));
       frames = (await json(`${run.rest}/frames`, run.token)).body.frames;
     }
     expect(frames).toEqual([expect.objectContaining({ id: '0x042', data: '09' })]);
-    expect((await json(`${run.rest}/status`, run.token)).body).toMatchObject({ connection: 'recording', transmitter: true, armTx: false });
+    expect((await json(`${run.rest}/status`, run.token)).body).toMatchObject({
+      connection: 'recording',
+      transmitter: true,
+      armTx: false,
+    });
 
     const refused = await json(`${run.rest}/inject`, run.token, { id: '0x123', data: 'CA FE' });
     expect([refused.status, refused.body.error]).toEqual([409, 'arm_tx_off']);
@@ -175,7 +247,8 @@ it('records a virtual bus live and injects onto it only with ARM TX on', async (
 
     await json(`${run.rest}/ui/arm-tx`, run.token, { on: true });
     expect((await json(`${run.rest}/inject`, run.token, { id: '0x123', data: 'CA FE' })).status).toBe(200);
-    for (let i = 0; i < 40 && !heard.some((f) => f.id === 0x123); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 40 && !heard.some((f) => f.id === 0x123); i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect(heard.filter((f) => f.id === 0x123).map((f) => [...f.data])).toEqual([[0xca, 0xfe]]);
   } finally {
     expect(await stop(run)).toBe(0);
@@ -186,9 +259,15 @@ it('records a virtual bus live and injects onto it only with ARM TX on', async (
 
 it('refuses bad arguments with one line', async () => {
   const both = await runOnce(['x.log', '--adapter', 'vbus']);
-  expect([both.code, both.err]).toEqual([1, 'canlab: window: open either a capture file or a live --adapter, not both\n']);
+  expect([both.code, both.err]).toEqual([
+    1,
+    'canlab: window: open either a capture file or a live --adapter, not both\n',
+  ]);
   const port = await runOnce(['--port', 'http']);
-  expect([port.code, port.err]).toEqual([1, "canlab: window: --port must be a port number 0..65535 (0 picks a free one), not 'http'\n"]);
+  expect([port.code, port.err]).toEqual([
+    1,
+    "canlab: window: --port must be a port number 0..65535 (0 picks a free one), not 'http'\n",
+  ]);
   const missing = await runOnce([path.join(dir, 'none.log')]);
   expect(missing.code).toBe(1);
   expect(missing.err).toContain('no such file');

@@ -19,7 +19,19 @@ export const SCREENSHOT = path.join(os.tmpdir(), 'canlab-window.png');
 jest.setTimeout(90_000);
 
 function frame(t: number, id: number, data: number[]): CanFrame {
-  return { timestamp: t, id, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: data.length, data: Uint8Array.from(data), channel: 0 };
+  return {
+    timestamp: t,
+    id,
+    extended: false,
+    remote: false,
+    error: false,
+    fd: false,
+    brs: false,
+    esi: false,
+    dlc: data.length,
+    data: Uint8Array.from(data),
+    channel: 0,
+  };
 }
 
 /** 0x100: counter in byte 0, speed (0.5 km/h per bit) in bytes 2-3; 0x2F0: a door flag. */
@@ -53,7 +65,16 @@ describeIfChromium('the window in headless Chromium', () => {
     context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1400, height: 1000 },
     });
     page = context.pages()[0] ?? (await context.newPage());
@@ -77,7 +98,10 @@ describeIfChromium('the window in headless Chromium', () => {
     await expect(page.getByTestId('status').textContent()).resolves.toContain('480 frames · 2 ids');
     await page.locator('#frames-body tr').first().waitFor();
     expect(await page.locator('#frames-body tr').count()).toBe(50);
-    await expect(page.locator('#ids-body tr').allTextContents()).resolves.toEqual([expect.stringContaining('0x100'), expect.stringContaining('0x2F0')]);
+    await expect(page.locator('#ids-body tr').allTextContents()).resolves.toEqual([
+      expect.stringContaining('0x100'),
+      expect.stringContaining('0x2F0'),
+    ]);
     expect(await page.getByTestId('arm-tx').isChecked()).toBe(false);
 
     // Signal builder: define, see it listed with its decoded value, undo, see it gone.

@@ -5,10 +5,28 @@ import { CanlabInputError } from '../../src/errors';
 import { createCaptureWriter } from '../../src/formats';
 import type { CanFrame } from '../../src/frame';
 import type { SignalDefinition, WorkspaceEvent } from '../../src/workspace/types';
-import { DEFAULT_FRAME_COUNT, MarkRefusedError, newSignal, TransmitRefusedError, Workspace } from '../../src/workspace/workspace';
+import {
+  DEFAULT_FRAME_COUNT,
+  MarkRefusedError,
+  newSignal,
+  TransmitRefusedError,
+  Workspace,
+} from '../../src/workspace/workspace';
 
 function frame(t: number, id: number, data: number[]): CanFrame {
-  return { timestamp: t, id, extended: false, remote: false, error: false, fd: false, brs: false, esi: false, dlc: data.length, data: Uint8Array.from(data), channel: 0 };
+  return {
+    timestamp: t,
+    id,
+    extended: false,
+    remote: false,
+    error: false,
+    fd: false,
+    brs: false,
+    esi: false,
+    dlc: data.length,
+    data: Uint8Array.from(data),
+    channel: 0,
+  };
 }
 
 /** 0x100 carries a 4-bit counter in byte 0 and a 16-bit little-endian value in bytes 2-3; 0x200 is constant. */
@@ -36,7 +54,13 @@ async function writeCapture(name: string, frames: CanFrame[]): Promise<string> {
   return file;
 }
 
-function def(name: string, startBit: number, length: number, extra: Partial<SignalDefinition['signal']> = {}, messageId = 0x100): SignalDefinition {
+function def(
+  name: string,
+  startBit: number,
+  length: number,
+  extra: Partial<SignalDefinition['signal']> = {},
+  messageId = 0x100,
+): SignalDefinition {
   return { messageId, extended: false, signal: newSignal({ name, startBit, length, ...extra }) };
 }
 
@@ -45,15 +69,23 @@ describe('Workspace frames', () => {
     const file = await writeCapture('bus.log', busFrames(300));
     const ws = new Workspace();
     const status = await ws.loadCapture(file);
-    expect(status).toMatchObject({ connection: 'loaded', source: file, frameCount: 600, idCount: 2, armTx: false });
+    expect(status).toMatchObject({
+      connection: 'loaded',
+      source: file,
+      frameCount: 600,
+      idCount: 2,
+      armTx: false,
+    });
     expect(ws.frames()).toHaveLength(DEFAULT_FRAME_COUNT);
     expect(DEFAULT_FRAME_COUNT).toBe(100);
     const last = ws.frames({ n: 3 });
     expect(last.map((f) => f.id)).toEqual([0x200, 0x100, 0x200]);
     expect(last[2]!.timestamp).toBeCloseTo(2.995, 6);
     const only = ws.frames({ id: 0x100, n: 2 });
-    expect(only.map((f) => f.data[0])).toEqual([(298 & 15), (299 & 15)]);
-    expect(ws.frames({ from: 1, to: 1.02, n: 1000 }).map((f) => f.timestamp)).toEqual([1, 1.005, 1.01, 1.015, 1.02].map((t) => expect.closeTo(t, 6)));
+    expect(only.map((f) => f.data[0])).toEqual([298 & 15, 299 & 15]);
+    expect(ws.frames({ from: 1, to: 1.02, n: 1000 }).map((f) => f.timestamp)).toEqual(
+      [1, 1.005, 1.01, 1.015, 1.02].map((t) => expect.closeTo(t, 6)),
+    );
     expect(() => ws.frames({ n: -1 })).toThrow(CanlabInputError);
   });
 
@@ -80,7 +112,9 @@ describe('Workspace frames', () => {
     ws.appendFrames(busFrames(200));
     const first = ws.findings();
     expect(ws.findings()).toBe(first);
-    expect(first.ids.find((f) => f.id === 0x100)!.counters).toContainEqual(expect.objectContaining({ step: 1, modulus: 16 }));
+    expect(first.ids.find((f) => f.id === 0x100)!.counters).toContainEqual(
+      expect.objectContaining({ step: 1, modulus: 16 }),
+    );
     ws.appendFrames(busFrames(1));
     expect(ws.findings()).not.toBe(first);
     expect(ws.draftDbc().messages.map((m) => m.id)).toContain(0x100);
@@ -96,13 +130,26 @@ describe('Workspace signals', () => {
 
     ws.defineSignal(def('Counter', 0, 4), 'test');
     ws.defineSignal(def('Value', 16, 16, { factor: 0.5, unit: 'km/h' }), 'test');
-    expect(ws.decode({ n: 1 })[0]).toMatchObject({ id: 0x100, message: 'MSG_100', signals: [{ name: 'Counter', raw: 9 }, { name: 'Value', raw: (9 * 37), value: 9 * 37 * 0.5, unit: 'km/h' }] });
+    expect(ws.decode({ n: 1 })[0]).toMatchObject({
+      id: 0x100,
+      message: 'MSG_100',
+      signals: [
+        { name: 'Counter', raw: 9 },
+        { name: 'Value', raw: 9 * 37, value: 9 * 37 * 0.5, unit: 'km/h' },
+      ],
+    });
 
     // Replacing a same-named signal is one step; undo restores the previous definition in place.
     ws.defineSignal(def('Counter', 0, 8), 'mcp');
-    expect(ws.signals().map((d) => [d.signal.name, d.signal.length])).toEqual([['Counter', 8], ['Value', 16]]);
+    expect(ws.signals().map((d) => [d.signal.name, d.signal.length])).toEqual([
+      ['Counter', 8],
+      ['Value', 16],
+    ]);
     expect(ws.undo()).toMatchObject({ kind: 'define', source: 'mcp' });
-    expect(ws.signals().map((d) => [d.signal.name, d.signal.length])).toEqual([['Counter', 4], ['Value', 16]]);
+    expect(ws.signals().map((d) => [d.signal.name, d.signal.length])).toEqual([
+      ['Counter', 4],
+      ['Value', 16],
+    ]);
     expect(ws.redo()?.definition.signal.length).toBe(8);
     expect(ws.signals()[0]!.signal.length).toBe(8);
 
@@ -125,7 +172,17 @@ describe('Workspace signals', () => {
 
     const signalEvents = events.filter((e) => e.type === 'signals');
     expect(signalEvents.map((e) => (e.type === 'signals' ? `${e.step.kind}:${e.undone}` : ''))).toEqual([
-      'define:false', 'define:false', 'define:false', 'define:true', 'define:false', 'remove:false', 'remove:true', 'define:true', 'define:true', 'define:true', 'define:false',
+      'define:false',
+      'define:false',
+      'define:false',
+      'define:true',
+      'define:false',
+      'remove:false',
+      'remove:true',
+      'define:true',
+      'define:true',
+      'define:true',
+      'define:false',
     ]);
   });
 
@@ -170,7 +227,12 @@ describe('Workspace marks', () => {
     ws.mark('late', 'begin', 'test', 10);
     expect(ws.mark('late', 'end', 'test', 3)).toMatchObject({ start: 10, end: 10 });
 
-    expect(ws.marks().map((m) => [m.label, m.start, m.end])).toEqual([['brake', 5, 7.5], ['door', 6, 8], ['horn', 9, 9], ['late', 10, 10]]);
+    expect(ws.marks().map((m) => [m.label, m.start, m.end])).toEqual([
+      ['brake', 5, 7.5],
+      ['door', 6, 8],
+      ['horn', 9, 9],
+      ['late', 10, 10],
+    ]);
     expect(ws.status()).toMatchObject({ markCount: 4, openMarks: [] });
     expect(() => ws.mark('', 'point', 'test')).toThrow(/label/);
     expect(() => ws.mark('x', 'sideways' as never, 'test')).toThrow(/toggle, begin, end or point/);
@@ -186,7 +248,10 @@ describe('Workspace marks', () => {
     const firstFinding = items.findIndex((i) => i.kind === 'finding');
     expect(firstFinding).toBe(1);
     expect(items.some((i) => i.kind === 'finding' && i.title.startsWith('0x100 counter'))).toBe(true);
-    expect(items[items.length - 1]).toMatchObject({ kind: 'mark', title: expect.stringContaining('first: point') });
+    expect(items[items.length - 1]).toMatchObject({
+      kind: 'mark',
+      title: expect.stringContaining('first: point'),
+    });
     // Closing a mark moves it to the top again.
     ws.mark('first', 'point', 'test');
     expect(ws.intelligence()[0]!.title).toContain('first: point');
@@ -199,7 +264,10 @@ describe('Workspace memory, ARM TX and inject', () => {
     ws.remember('speed', '0x100 bytes 2-3');
     ws.remember('gear', '0x200 byte 0');
     ws.remember('speed', '0x100 bytes 2-3, 0.5 km/h per bit');
-    expect(ws.memory().map((m) => [m.key, m.value])).toEqual([['gear', '0x200 byte 0'], ['speed', '0x100 bytes 2-3, 0.5 km/h per bit']]);
+    expect(ws.memory().map((m) => [m.key, m.value])).toEqual([
+      ['gear', '0x200 byte 0'],
+      ['speed', '0x100 bytes 2-3, 0.5 km/h per bit'],
+    ]);
     expect(() => ws.remember(' ', 'x')).toThrow(/key/);
   });
 

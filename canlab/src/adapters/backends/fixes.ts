@@ -28,7 +28,11 @@ export function fixForOpenError(adapter: AdapterConfig, err: unknown): unknown {
           : `run as a user allowed to open ${adapter.channel}, or join its group (sudo usermod -aG <group> "$USER", then log in again)`,
       );
     case 'ENOENT':
-      return new AdapterUnavailableError(adapter, `${adapter.channel} does not exist`, 'plug the adapter in and check the channel (ls /dev/serial/by-id/)');
+      return new AdapterUnavailableError(
+        adapter,
+        `${adapter.channel} does not exist`,
+        'plug the adapter in and check the channel (ls /dev/serial/by-id/)',
+      );
     case 'ECONNREFUSED':
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':

@@ -30,7 +30,15 @@ async function connectTcp(adapter: AdapterConfig, host: string, port: number): P
   socket.setNoDelay(true);
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(Object.assign(new Error(`no answer from ${host}:${port} within ${CONNECT_TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })), CONNECT_TIMEOUT_MS);
+      const timer = setTimeout(
+        () =>
+          reject(
+            Object.assign(new Error(`no answer from ${host}:${port} within ${CONNECT_TIMEOUT_MS / 1000} s`), {
+              code: 'ETIMEDOUT',
+            }),
+          ),
+        CONNECT_TIMEOUT_MS,
+      );
       socket.once('connect', () => {
         clearTimeout(timer);
         resolve();
@@ -48,7 +56,11 @@ async function connectTcp(adapter: AdapterConfig, host: string, port: number): P
 }
 
 interface SerialPortModule {
-  SerialPort: new (options: { path: string; baudRate: number; autoOpen: boolean }) => Duplex & { open(cb: (err: Error | null) => void): void };
+  SerialPort: new (options: {
+    path: string;
+    baudRate: number;
+    autoOpen: boolean;
+  }) => Duplex & { open(cb: (err: Error | null) => void): void };
 }
 
 async function openSerial(adapter: AdapterConfig): Promise<Duplex> {
@@ -59,10 +71,14 @@ async function openSerial(adapter: AdapterConfig): Promise<Duplex> {
       `npm install serialport -w canlab${adapter.backend === 'gvret' ? ", or give the board's network address as the channel (<ip>:23)" : ', or reach the adapter over TCP as <host>:<port>'}`,
     );
   }
-    // a variable specifier: the package is optional and has no types here
+  // a variable specifier: the package is optional and has no types here
   const moduleName = 'serialport';
   const { SerialPort } = (await import(moduleName)) as SerialPortModule;
-  const port = new SerialPort({ path: adapter.channel, baudRate: adapter.extras.serialBaud ?? DEFAULT_SERIAL_BAUD, autoOpen: false });
+  const port = new SerialPort({
+    path: adapter.channel,
+    baudRate: adapter.extras.serialBaud ?? DEFAULT_SERIAL_BAUD,
+    autoOpen: false,
+  });
   try {
     await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
   } catch (err) {

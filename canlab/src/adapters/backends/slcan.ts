@@ -53,7 +53,8 @@ export function parseSlcanLine(line: string): Omit<CanFrame, 'timestamp' | 'chan
   // what follows the data is nothing, or a 4-digit timestamp
   if (rest !== 0 && rest !== 4) throw new RangeError(`data does not match DLC ${dlc}: ${line}`);
   const data = new Uint8Array(length);
-  for (let i = 0; i < length; i++) data[i] = parseInt(line.slice(dataStart + i * 2, dataStart + i * 2 + 2), 16);
+  for (let i = 0; i < length; i++)
+    data[i] = parseInt(line.slice(dataStart + i * 2, dataStart + i * 2 + 2), 16);
   return { id, extended, remote, error: false, fd, brs: kind === 'b' || kind === 'B', esi: false, dlc, data };
 }
 
@@ -61,7 +62,11 @@ export function slcanOpenCommands(adapter: AdapterConfig): string {
   const bitrate = adapter.bitrate ?? SLCAN_DEFAULT_BITRATE;
   const code = SLCAN_BITRATES.get(bitrate);
   if (code === undefined) {
-    throw new AdapterUnavailableError(adapter, `SLCAN has no code for ${bitrate} bit/s`, `choose one of ${[...SLCAN_BITRATES.keys()].join(', ')} bit/s (--bitrate)`);
+    throw new AdapterUnavailableError(
+      adapter,
+      `SLCAN has no code for ${bitrate} bit/s`,
+      `choose one of ${[...SLCAN_BITRATES.keys()].join(', ')} bit/s (--bitrate)`,
+    );
   }
   return `C\rS${code}\rL\r`;
 }

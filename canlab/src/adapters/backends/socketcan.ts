@@ -41,17 +41,26 @@ export async function socketcanLinkState(iface: string): Promise<'up' | 'down' |
 
 export async function openSocketcanReceiver(adapter: AdapterConfig): Promise<Receiver> {
   const iface = adapter.channel;
-  if (!INTERFACE_NAME.test(iface)) throw new AdapterUnavailableError(adapter, `'${iface}' is not a network interface name`, 'name the interface, e.g. --channel can0');
+  if (!INTERFACE_NAME.test(iface))
+    throw new AdapterUnavailableError(
+      adapter,
+      `'${iface}' is not a network interface name`,
+      'name the interface, e.g. --channel can0',
+    );
   if (adapter.extras.socketcandHost !== undefined) return openSocketcandReceiver(adapter);
   const state = await socketcanLinkState(iface);
   if (state !== 'up') {
-    throw new AdapterUnavailableError(adapter, state === 'missing' ? `interface ${iface} does not exist (link down)` : `interface ${iface} is down`, `bring it up (as root): ${linkUpCommand(iface, adapter.bitrate)}`);
+    throw new AdapterUnavailableError(
+      adapter,
+      state === 'missing' ? `interface ${iface} does not exist (link down)` : `interface ${iface} is down`,
+      `bring it up (as root): ${linkUpCommand(iface, adapter.bitrate)}`,
+    );
   }
   if (!packageInstalled('socketcan')) {
     throw new AdapterUnavailableError(
       adapter,
       "the 'socketcan' npm package is not installed",
-      "npm install socketcan -w canlab (a native addon: needs python3, make and g++), or read the interface through socketcand (extras socketcandHost)",
+      'npm install socketcan -w canlab (a native addon: needs python3, make and g++), or read the interface through socketcand (extras socketcandHost)',
     );
   }
   return openRawChannel(adapter);

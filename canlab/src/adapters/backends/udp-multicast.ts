@@ -13,14 +13,21 @@ export const DEFAULT_MULTICAST_CHANNEL = '239.255.67.76:42424';
 /** Interface the group is joined and sent on. */
 export const MULTICAST_INTERFACE = '127.0.0.1';
 
-export function multicastEndpoint(adapter: Pick<AdapterConfig, 'name' | 'backend' | 'channel'>): { group: string; port: number } {
+export function multicastEndpoint(adapter: Pick<AdapterConfig, 'name' | 'backend' | 'channel'>): {
+  group: string;
+  port: number;
+} {
   const channel = adapter.channel === '' ? DEFAULT_MULTICAST_CHANNEL : adapter.channel;
   const m = /^(\d+\.\d+\.\d+\.\d+):(\d+)$/.exec(channel);
   const group = m?.[1] ?? '';
   const port = Number(m?.[2]);
   const first = Number(group.split('.')[0]);
   if (m === null || !net.isIPv4(group) || first < 224 || first > 239 || !(port > 0 && port < 65536)) {
-    throw new AdapterUnavailableError(adapter, `'${channel}' is not an IPv4 multicast <group>:<port>`, `use a group in 224.0.0.0/4 and a port, e.g. --channel ${DEFAULT_MULTICAST_CHANNEL}`);
+    throw new AdapterUnavailableError(
+      adapter,
+      `'${channel}' is not an IPv4 multicast <group>:<port>`,
+      `use a group in 224.0.0.0/4 and a port, e.g. --channel ${DEFAULT_MULTICAST_CHANNEL}`,
+    );
   }
   return { group, port };
 }

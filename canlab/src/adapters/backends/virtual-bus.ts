@@ -17,9 +17,14 @@ const BUS_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export function virtualBusDir(config: Pick<AdapterConfig, 'name' | 'backend' | 'channel'>): string {
   if (!BUS_NAME.test(config.channel) || config.channel === '.' || config.channel === '..') {
-    throw new AdapterUnavailableError(config, `virtual bus name '${config.channel}' is not usable`, 'name the bus with 1-64 letters, digits, _ . or - (e.g. --channel vbus0)');
+    throw new AdapterUnavailableError(
+      config,
+      `virtual bus name '${config.channel}' is not usable`,
+      'name the bus with 1-64 letters, digits, _ . or - (e.g. --channel vbus0)',
+    );
   }
-  const root = process.env['CANLAB_VIRTUAL_BUS_DIR'] ?? path.join(os.tmpdir(), `canlab-virtual-${os.userInfo().uid}`);
+  const root =
+    process.env['CANLAB_VIRTUAL_BUS_DIR'] ?? path.join(os.tmpdir(), `canlab-virtual-${os.userInfo().uid}`);
   return path.join(root, config.channel);
 }
 

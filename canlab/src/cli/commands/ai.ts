@@ -4,7 +4,15 @@
  * only once configured.
  */
 import { readFile } from 'node:fs/promises';
-import { aiConfigFile, AiNotConfiguredError, analyze, loadAiConfig, notReadyReason, saveAiConfig, validateAiConfig } from '../../ai/engine';
+import {
+  aiConfigFile,
+  AiNotConfiguredError,
+  analyze,
+  loadAiConfig,
+  notReadyReason,
+  saveAiConfig,
+  validateAiConfig,
+} from '../../ai/engine';
 import { buildAnalysisPayload, DEFAULT_SAMPLE_FRAMES } from '../../ai/payload';
 import { PROVIDER_DEFAULTS } from '../../ai/providers';
 import { CanlabInputError } from '../../errors';
@@ -13,8 +21,10 @@ import type { CliCommand } from '../command';
 
 export const ai: CliCommand = {
   name: 'ai',
-  usage: 'ai status | configure --provider <openai|anthropic|gemini|ollama> [--model M] [--key-file F] [--endpoint URL] | analyze <capture> [--samples N]',
-  summary: 'optional AI analysis: sends per-message statistics and a frame sample (never the capture), only when configured and asked',
+  usage:
+    'ai status | configure --provider <openai|anthropic|gemini|ollama> [--model M] [--key-file F] [--endpoint URL] | analyze <capture> [--samples N]',
+  summary:
+    'optional AI analysis: sends per-message statistics and a frame sample (never the capture), only when configured and asked',
   options: {
     provider: { type: 'string' },
     model: { type: 'string' },
@@ -30,11 +40,19 @@ export const ai: CliCommand = {
     if (action === 'status') {
       const config = await loadAiConfig();
       const reason = notReadyReason(config);
-      io.stdout(config === undefined ? `not configured (${aiConfigFile()})\n` : `${config.provider} ${config.model ?? PROVIDER_DEFAULTS[config.provider].model} at ${config.endpoint ?? PROVIDER_DEFAULTS[config.provider].endpoint}: ${reason ?? 'ready (sends only on canlab ai analyze)'}\n`);
+      io.stdout(
+        config === undefined
+          ? `not configured (${aiConfigFile()})\n`
+          : `${config.provider} ${config.model ?? PROVIDER_DEFAULTS[config.provider].model} at ${config.endpoint ?? PROVIDER_DEFAULTS[config.provider].endpoint}: ${reason ?? 'ready (sends only on canlab ai analyze)'}\n`,
+      );
       return 0;
     }
     if (action === 'configure') {
-      const doc: Record<string, unknown> = { provider: values['provider'], model: values['model'], endpoint: values['endpoint'] };
+      const doc: Record<string, unknown> = {
+        provider: values['provider'],
+        model: values['model'],
+        endpoint: values['endpoint'],
+      };
       if (typeof values['key-file'] === 'string') {
         try {
           doc['apiKey'] = (await readFile(values['key-file'], 'utf8')).trim();
@@ -44,7 +62,9 @@ export const ai: CliCommand = {
       }
       const config = validateAiConfig(doc, 'ai configure');
       await saveAiConfig(config);
-      io.stdout(`saved ${config.provider} settings to ${aiConfigFile()} (mode 0600)${notReadyReason(config) ? `; ${notReadyReason(config)}` : ''}\n`);
+      io.stdout(
+        `saved ${config.provider} settings to ${aiConfigFile()} (mode 0600)${notReadyReason(config) ? `; ${notReadyReason(config)}` : ''}\n`,
+      );
       return 0;
     }
     if (action === 'analyze' && capture !== undefined) {
@@ -58,10 +78,14 @@ export const ai: CliCommand = {
       }
       if (values['show-payload'] === true) io.stdout(JSON.stringify(payload, null, 2) + '\n');
       try {
-        const answer = await analyze(await loadAiConfig(), { payload, ...(typeof values['question'] === 'string' ? { question: values['question'] } : {}) });
+        const answer = await analyze(await loadAiConfig(), {
+          payload,
+          ...(typeof values['question'] === 'string' ? { question: values['question'] } : {}),
+        });
         io.stdout(answer.endsWith('\n') ? answer : answer + '\n');
       } catch (err) {
-        if (err instanceof AiNotConfiguredError) throw new CanlabInputError('ai', `${err.message}; nothing was sent`);
+        if (err instanceof AiNotConfiguredError)
+          throw new CanlabInputError('ai', `${err.message}; nothing was sent`);
         throw new CanlabInputError('ai', (err as Error).message);
       }
       return 0;

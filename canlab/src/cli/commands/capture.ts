@@ -6,7 +6,12 @@
  */
 import path from 'node:path';
 import type { AdapterConfig } from '../../adapters/types';
-import { ADAPTER_UNAVAILABLE_EXIT, AdapterUnavailableError, isBackendId, BACKENDS } from '../../adapters/types';
+import {
+  ADAPTER_UNAVAILABLE_EXIT,
+  AdapterUnavailableError,
+  isBackendId,
+  BACKENDS,
+} from '../../adapters/types';
 import { findAdapter } from '../../adapters/store';
 import { startGpio, parseGpioBindings } from '../../capture/gpio';
 import { parseKeyBindings, startKeyboard } from '../../capture/keyboard';
@@ -21,12 +26,19 @@ import type { CliCommand, CliIo } from '../command';
 
 export const DEFAULT_TOKEN_FILE = 'capture.token';
 
-function positive(values: Record<string, string | boolean | undefined>, name: string, integer: boolean): number | undefined {
+function positive(
+  values: Record<string, string | boolean | undefined>,
+  name: string,
+  integer: boolean,
+): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const n = Number(raw);
   if (typeof raw !== 'string' || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-    throw new CanlabInputError('capture', `--${name} must be a positive ${integer ? 'integer' : 'number'}, not '${String(raw)}'`);
+    throw new CanlabInputError(
+      'capture',
+      `--${name} must be a positive ${integer ? 'integer' : 'number'}, not '${String(raw)}'`,
+    );
   }
   return n;
 }
@@ -37,20 +49,40 @@ function timestampFolder(now = new Date()): string {
 }
 
 /** The adapters named by --adapter (saved) and --interface/--channel/--bitrate (ad hoc). */
-async function adaptersFrom(values: Record<string, string | boolean | undefined>, saved: readonly string[]): Promise<AdapterConfig[]> {
+async function adaptersFrom(
+  values: Record<string, string | boolean | undefined>,
+  saved: readonly string[],
+): Promise<AdapterConfig[]> {
   const adapters: AdapterConfig[] = [];
   for (const name of saved) adapters.push(await findAdapter(name));
   const backend = values['interface'];
   if (typeof backend === 'string') {
-    if (!isBackendId(backend)) throw new CanlabInputError('capture', `--interface must be one of ${BACKENDS.join(', ')}, not '${backend}'`);
-    const adhoc: AdapterConfig = { name: `${backend}:${String(values['channel'] ?? '')}`, backend, channel: String(values['channel'] ?? ''), fd: false, extras: {} };
+    if (!isBackendId(backend))
+      throw new CanlabInputError(
+        'capture',
+        `--interface must be one of ${BACKENDS.join(', ')}, not '${backend}'`,
+      );
+    const adhoc: AdapterConfig = {
+      name: `${backend}:${String(values['channel'] ?? '')}`,
+      backend,
+      channel: String(values['channel'] ?? ''),
+      fd: false,
+      extras: {},
+    };
     const bitrate = positive(values, 'bitrate', true);
     if (bitrate !== undefined) adhoc.bitrate = bitrate;
     adapters.push(adhoc);
   } else if (values['channel'] !== undefined || values['bitrate'] !== undefined) {
-    throw new CanlabInputError('capture', '--channel and --bitrate describe an --interface; a saved --adapter carries its own');
+    throw new CanlabInputError(
+      'capture',
+      '--channel and --bitrate describe an --interface; a saved --adapter carries its own',
+    );
   }
-  if (adapters.length === 0) throw new CanlabInputError('capture', 'name what to record: --adapter <saved name> (repeatable), or --interface <backend> --channel <channel>');
+  if (adapters.length === 0)
+    throw new CanlabInputError(
+      'capture',
+      'name what to record: --adapter <saved name> (repeatable), or --interface <backend> --channel <channel>',
+    );
   const names = adapters.map((a) => a.name);
   const twice = names.find((n, i) => names.indexOf(n) !== i);
   if (twice !== undefined) throw new CanlabInputError('capture', `adapter '${twice}' is named twice`);
@@ -59,15 +91,22 @@ async function adaptersFrom(values: Record<string, string | boolean | undefined>
 
 function printSummary(io: CliIo, reason: string, summary: CaptureSummary, dir: string): void {
   const s = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-  io.stdout(`\r\nstopped (${reason}): ${s(summary.frames, 'frame')} in ${s(summary.segments.length, 'segment')}, ${s(summary.marks.length, 'mark')}\n`);
+  io.stdout(
+    `\r\nstopped (${reason}): ${s(summary.frames, 'frame')} in ${s(summary.segments.length, 'segment')}, ${s(summary.marks.length, 'mark')}\n`,
+  );
   if (summary.closedAtStop.length > 0) io.stdout(`closed at stop: ${summary.closedAtStop.join(', ')}\n`);
   if (summary.malformed > 0) io.stdout(`skipped ${s(summary.malformed, 'undecodable message')}\n`);
-  io.stdout(summary.projectFile !== undefined ? `project: ${summary.projectFile}\n` : `capture folder: ${dir} (no project file: --no-project)\n`);
+  io.stdout(
+    summary.projectFile !== undefined
+      ? `project: ${summary.projectFile}\n`
+      : `capture folder: ${dir} (no project file: --no-project)\n`,
+  );
 }
 
 export const capture: CliCommand = {
   name: 'capture',
-  usage: 'capture (--adapter <name> | --interface <backend> --channel <ch>) [--out <dir>] [--keys k=label,...] [--http <port>] ...',
+  usage:
+    'capture (--adapter <name> | --interface <backend> --channel <ch>) [--out <dir>] [--keys k=label,...] [--http <port>] ...',
   summary: 'receive-only logger: CSV segments, marks.json and a project file, marks from keys, HTTP and GPIO',
   options: {
     interface: { type: 'string' },
@@ -86,7 +125,8 @@ export const capture: CliCommand = {
     out: { type: 'string' },
   },
   async run({ positionals, values }, io) {
-    if (positionals.length > 0) throw new CanlabInputError('capture', `takes no positional arguments (got '${positionals[0]}')`);
+    if (positionals.length > 0)
+      throw new CanlabInputError('capture', `takes no positional arguments (got '${positionals[0]}')`);
     const saved = (values['adapter'] as unknown as string[] | undefined) ?? [];
     let keys: Map<string, string>;
     let gpioPins: Map<number, string>;
@@ -101,7 +141,10 @@ export const capture: CliCommand = {
     const maxSeconds = positive(values, 'max-seconds', false) ?? DEFAULT_MAX_SECONDS;
     const httpPort = values['http'] === undefined ? undefined : Number(values['http']);
     if (httpPort !== undefined && !(Number.isInteger(httpPort) && httpPort >= 0 && httpPort < 65536)) {
-      throw new CanlabInputError('capture', `--http must be a port number (0 picks a free one), not '${String(values['http'])}'`);
+      throw new CanlabInputError(
+        'capture',
+        `--http must be a port number (0 picks a free one), not '${String(values['http'])}'`,
+      );
     }
     if (httpPort === undefined && (values['http-host'] !== undefined || values['token-file'] !== undefined)) {
       throw new CanlabInputError('capture', '--http-host and --token-file go with --http <port>');
@@ -111,7 +154,13 @@ export const capture: CliCommand = {
 
     let session: CaptureSession;
     try {
-      session = await CaptureSession.start({ dir, adapters, maxFrames, maxSeconds, project: values['no-project'] !== true });
+      session = await CaptureSession.start({
+        dir,
+        adapters,
+        maxFrames,
+        maxSeconds,
+        project: values['no-project'] !== true,
+      });
     } catch (err) {
       if (err instanceof AdapterUnavailableError) {
         io.stderr(`canlab: ${err.message}; fix: ${err.fix}\n`);
@@ -127,7 +176,12 @@ export const capture: CliCommand = {
     const mark = (label: string, action: MarkAction, source: string): void => {
       try {
         const m = session.mark(label, action, source);
-        const state = m.kind === 'point' ? 'point' : m.end === undefined ? 'begins' : `ends (${(m.end - m.start).toFixed(2)} s)`;
+        const state =
+          m.kind === 'point'
+            ? 'point'
+            : m.end === undefined
+              ? 'begins'
+              : `ends (${(m.end - m.start).toFixed(2)} s)`;
         io.stdout(`mark: ${label} ${state} [${source}]\r\n`);
       } catch (err) {
         io.stdout(`mark refused: ${(err as Error).message}\r\n`);
@@ -137,22 +191,45 @@ export const capture: CliCommand = {
     let exitCode = 0;
     let summary: CaptureSummary | undefined;
     try {
-      io.stdout(`recording ${adapters.map((a) => `${a.name} (${a.backend} ${a.channel})`).join(', ')} into ${dir}\n`);
+      io.stdout(
+        `recording ${adapters.map((a) => `${a.name} (${a.backend} ${a.channel})`).join(', ')} into ${dir}\n`,
+      );
       if (httpPort !== undefined) {
-        const tokenFile = path.resolve(typeof values['token-file'] === 'string' ? values['token-file'] : path.join(configDir(), DEFAULT_TOKEN_FILE));
+        const tokenFile = path.resolve(
+          typeof values['token-file'] === 'string'
+            ? values['token-file']
+            : path.join(configDir(), DEFAULT_TOKEN_FILE),
+        );
         const { token, created } = await loadOrCreateToken(tokenFile);
         const host = typeof values['http-host'] === 'string' ? values['http-host'] : DEFAULT_REST_HOST;
-        const server = await createRestServer({ workspace: session.workspace, token, allowInject: false, host, port: httpPort, warn: (line) => io.stderr(line + '\n') });
+        const server = await createRestServer({
+          workspace: session.workspace,
+          token,
+          allowInject: false,
+          host,
+          port: httpPort,
+          warn: (line) => io.stderr(line + '\n'),
+        });
         teardown.push(() => server.close());
-        io.stdout(`http: ${server.url} (POST /mark; header X-API-Token from ${tokenFile}${created ? ', new token' : ''})\n`);
+        io.stdout(
+          `http: ${server.url} (POST /mark; header X-API-Token from ${tokenFile}${created ? ', new token' : ''})\n`,
+        );
       }
       if (gpioPins.size > 0) {
         const gpio = await startGpio(gpioPins, (label, action) => mark(label, action, 'gpio'));
-        if ('unavailable' in gpio) io.stdout(`gpio: ${gpio.unavailable} (${[...gpioPins].map(([p, l]) => `${p}=${l}`).join(', ')} ignored)\n`);
+        if ('unavailable' in gpio)
+          io.stdout(
+            `gpio: ${gpio.unavailable} (${[...gpioPins].map(([p, l]) => `${p}=${l}`).join(', ')} ignored)\n`,
+          );
         else teardown.push(gpio.stop);
       }
       const stdin = process.stdin;
-      teardown.push(startKeyboard(stdin, keys, { mark: (label, action) => mark(label, action, 'keyboard'), quit: () => stop('q') }));
+      teardown.push(
+        startKeyboard(stdin, keys, {
+          mark: (label, action) => mark(label, action, 'keyboard'),
+          quit: () => stop('q'),
+        }),
+      );
       io.stdout(
         stdin.isTTY
           ? `keys: ${[...keys].map(([k, l]) => `${k}=${l}`).join(', ') || 'none'}; q stops\r\n`

@@ -15,13 +15,19 @@ import { ioError } from '../../formats/common';
 export const convert: CliCommand = {
   name: 'convert',
   usage: 'convert <in> <out>',
-  summary: 'convert a capture between formats by extension (read .log .asc .blf .trc .csv; write .log .asc .blf .csv)',
+  summary:
+    'convert a capture between formats by extension (read .log .asc .blf .trc .csv; write .log .asc .blf .csv)',
   options: {},
   async run({ positionals }, io) {
-    if (positionals.length !== 2) throw new CanlabInputError('convert', `expects <in> <out>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}`);
+    if (positionals.length !== 2)
+      throw new CanlabInputError(
+        'convert',
+        `expects <in> <out>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}`,
+      );
     const [input, output] = positionals as [string, string];
     const inFormat = captureFormat(input);
-    if (path.resolve(input) === path.resolve(output)) throw new CanlabInputError(output, 'output is the input file; choose another path');
+    if (path.resolve(input) === path.resolve(output))
+      throw new CanlabInputError(output, 'output is the input file; choose another path');
     const partial = path.join(path.dirname(output), `${path.basename(output)}.partial-${process.pid}`);
     const batches = readCaptureBatches(input);
     const writer = createCaptureWriter(partial, { formatOf: output });
@@ -34,7 +40,8 @@ export const convert: CliCommand = {
             await writer.write(frame);
           } catch (err) {
             // a frame the output format cannot represent is a problem with this input, not a crash
-            if (err instanceof RangeError) throw new CanlabInputError(output, `frame ${count + 1} of ${input}: ${err.message}`);
+            if (err instanceof RangeError)
+              throw new CanlabInputError(output, `frame ${count + 1} of ${input}: ${err.message}`);
             throw err;
           }
           count++;
@@ -61,9 +68,13 @@ export const convert: CliCommand = {
         // nothing more to do: the original error is the one to report
       }
       // errors opening or writing the temporary file are about the output the user named
-      throw err instanceof CanlabInputError && err.where === partial ? new CanlabInputError(output, err.message) : err;
+      throw err instanceof CanlabInputError && err.where === partial
+        ? new CanlabInputError(output, err.message)
+        : err;
     }
-    io.stdout(`converted ${count} frame${count === 1 ? '' : 's'}: ${input} (${inFormat}) -> ${output} (${captureFormat(output)})\n`);
+    io.stdout(
+      `converted ${count} frame${count === 1 ? '' : 's'}: ${input} (${inFormat}) -> ${output} (${captureFormat(output)})\n`,
+    );
     return 0;
   },
 };

@@ -14,13 +14,19 @@ const DEFAULT_MAX_PER_ID = 20000;
 export const detect: CliCommand = {
   name: 'detect',
   usage: 'detect <capture> [--json <file>] [--dbc <file>]',
-  summary: 'detect counters, checksums, signal boundaries, flags, value tables and multiplexers; optionally write JSON findings and a draft DBC',
+  summary:
+    'detect counters, checksums, signal boundaries, flags, value tables and multiplexers; optionally write JSON findings and a draft DBC',
   options: { json: { type: 'string' }, dbc: { type: 'string' }, 'max-frames-per-id': { type: 'string' } },
   async run({ positionals, values }, io) {
-    if (positionals.length !== 1) throw new CanlabInputError('detect', `expects <capture>, got ${positionals.length} arguments`);
+    if (positionals.length !== 1)
+      throw new CanlabInputError('detect', `expects <capture>, got ${positionals.length} arguments`);
     const maxText = values['max-frames-per-id'];
     const maxPerId = typeof maxText === 'string' ? Number(maxText) : DEFAULT_MAX_PER_ID;
-    if (!Number.isInteger(maxPerId) || maxPerId < 2) throw new CanlabInputError('--max-frames-per-id', `expects an integer of at least 2, got ${String(maxText)}`);
+    if (!Number.isInteger(maxPerId) || maxPerId < 2)
+      throw new CanlabInputError(
+        '--max-frames-per-id',
+        `expects an integer of at least 2, got ${String(maxText)}`,
+      );
     // Keep at most maxPerId frames of each id (the first ones, consecutive) so memory stays bounded.
     const kept: CanFrame[] = [];
     const perId = new Map<string, number>();
@@ -34,7 +40,9 @@ export const detect: CliCommand = {
       kept.push(frame);
     }
     const findings = detectAll(kept);
-    io.stdout(`${total} frames, ${findings.ids.length} ids${kept.length < total ? ` (analysed the first ${maxPerId} frames of each id)` : ''}\n\n`);
+    io.stdout(
+      `${total} frames, ${findings.ids.length} ids${kept.length < total ? ` (analysed the first ${maxPerId} frames of each id)` : ''}\n\n`,
+    );
     io.stdout(formatFindings(findings));
     const json = values.json;
     if (typeof json === 'string') {
@@ -45,7 +53,9 @@ export const detect: CliCommand = {
     if (typeof dbc === 'string') {
       const draft = buildDraftDbc(findings);
       await writeFile(dbc, writeDbc(draft));
-      io.stdout(`draft DBC with ${draft.messages.length} messages and ${draft.messages.reduce((a, m) => a + m.signals.length, 0)} signals written to ${dbc}\n`);
+      io.stdout(
+        `draft DBC with ${draft.messages.length} messages and ${draft.messages.reduce((a, m) => a + m.signals.length, 0)} signals written to ${dbc}\n`,
+      );
     }
     return 0;
   },

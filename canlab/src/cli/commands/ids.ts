@@ -10,11 +10,14 @@ export const ids: CliCommand = {
   summary: 'list ids with count, mean rate, jitter, DLCs, moving bytes and per-bit flip counts',
   options: { brief: { type: 'boolean' } },
   async run({ positionals, values }, io) {
-    if (positionals.length !== 1) throw new CanlabInputError('ids', `expects <capture>, got ${positionals.length} arguments`);
+    if (positionals.length !== 1)
+      throw new CanlabInputError('ids', `expects <capture>, got ${positionals.length} arguments`);
     const acc = new IdStatsAccumulator();
     for await (const frame of readCapture(positionals[0]!)) acc.add(frame);
     const stats = acc.results();
-    io.stdout(`${acc.totalFrames} frames, ${stats.length} ids${acc.errorFrames ? `, ${acc.errorFrames} error frames` : ''}\n`);
+    io.stdout(
+      `${acc.totalFrames} frames, ${stats.length} ids${acc.errorFrames ? `, ${acc.errorFrames} error frames` : ''}\n`,
+    );
     io.stdout(formatIdsTable(stats, { bitDetail: values.brief !== true }));
     return 0;
   },

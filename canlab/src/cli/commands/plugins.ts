@@ -20,14 +20,19 @@ export const plugins: CliCommand = {
     if (action === 'list') {
       const dir = typeof values['dir'] === 'string' ? values['dir'] : pluginsDir();
       const list = await listPlugins(dir);
-      io.stdout(`${dir}: ${list.length} plugin${list.length === 1 ? '' : 's'} (approvals in ${approvalsFile()})\n`);
-      if (list.length > 0) io.stdout(['state\tname\tversion\tsha256\tfile', ...list.map(line)].join('\n') + '\n');
+      io.stdout(
+        `${dir}: ${list.length} plugin${list.length === 1 ? '' : 's'} (approvals in ${approvalsFile()})\n`,
+      );
+      if (list.length > 0)
+        io.stdout(['state\tname\tversion\tsha256\tfile', ...list.map(line)].join('\n') + '\n');
       return 0;
     }
     if ((action === 'approve' || action === 'revoke') && file !== undefined) {
       if (action === 'approve') {
         const p = await approvePlugin(file);
-        io.stdout(`approved ${p.name} ${p.version} (sha256 ${p.sha256}): ${p.file} will run with full privileges; editing it withdraws the approval\n`);
+        io.stdout(
+          `approved ${p.name} ${p.version} (sha256 ${p.sha256}): ${p.file} will run with full privileges; editing it withdraws the approval\n`,
+        );
       } else {
         io.stdout((await revokePlugin(file)) ? `revoked ${file}\n` : `${file} was not approved\n`);
       }

@@ -34,7 +34,11 @@ function port(values: Record<string, string | boolean | undefined>, name: string
   const raw = values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || n > 65535) throw new CanlabInputError('window', `--${name} must be a port number 0..65535 (0 picks a free one), not '${String(raw)}'`);
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || n > 65535)
+    throw new CanlabInputError(
+      'window',
+      `--${name} must be a port number 0..65535 (0 picks a free one), not '${String(raw)}'`,
+    );
   return n;
 }
 
@@ -45,15 +49,20 @@ async function listening<T>(what: string, option: string, start: () => Promise<T
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL')
-      throw new CanlabInputError('window', `cannot listen for the ${what}: ${(err as Error).message}; choose another with ${option}`);
+      throw new CanlabInputError(
+        'window',
+        `cannot listen for the ${what}: ${(err as Error).message}; choose another with ${option}`,
+      );
     throw err;
   }
 }
 
 export const window: CliCommand = {
   name: 'window',
-  usage: 'window [capture] [--adapter <name>] [--host 127.0.0.1] [--port 8765] [--mcp-port 8766] [--mcp-token <t>]',
-  summary: 'serve the window (live frames, ids, signal builder, timeline, intelligence, ARM TX), the REST API and the MCP tool server',
+  usage:
+    'window [capture] [--adapter <name>] [--host 127.0.0.1] [--port 8765] [--mcp-port 8766] [--mcp-token <t>]',
+  summary:
+    'serve the window (live frames, ids, signal builder, timeline, intelligence, ARM TX), the REST API and the MCP tool server',
   options: {
     adapter: { type: 'string' },
     host: { type: 'string' },
@@ -62,15 +71,21 @@ export const window: CliCommand = {
     'mcp-token': { type: 'string' },
   },
   async run({ positionals, values }, io) {
-    if (positionals.length > 1) throw new CanlabInputError('window', `expects at most one capture, got ${positionals.length} arguments`);
+    if (positionals.length > 1)
+      throw new CanlabInputError(
+        'window',
+        `expects at most one capture, got ${positionals.length} arguments`,
+      );
     const capture = positionals[0];
     const adapterName = values.adapter as string | undefined;
-    if (capture !== undefined && adapterName !== undefined) throw new CanlabInputError('window', 'open either a capture file or a live --adapter, not both');
+    if (capture !== undefined && adapterName !== undefined)
+      throw new CanlabInputError('window', 'open either a capture file or a live --adapter, not both');
     const host = (values.host as string | undefined) ?? DEFAULT_REST_HOST;
     const restPort = port(values, 'port', DEFAULT_REST_PORT);
     const mcpPort = port(values, 'mcp-port', DEFAULT_MCP_PORT);
     const mcpToken = values['mcp-token'] as string | undefined;
-    if (mcpToken !== undefined && mcpToken.trim() === '') throw new CanlabInputError('window', '--mcp-token must not be empty');
+    if (mcpToken !== undefined && mcpToken.trim() === '')
+      throw new CanlabInputError('window', '--mcp-token must not be empty');
 
     const workspace = new Workspace();
     if (capture !== undefined) await workspace.loadCapture(capture);
@@ -122,20 +137,44 @@ export const window: CliCommand = {
       }
 
       const token = randomBytes(24).toString('base64url');
-      const rest = await listening('REST API', '--port', () => createRestServer({ workspace, token, allowInject: true, host, port: restPort, warn: (line) => io.stderr(`${line}\n`) }));
+      const rest = await listening('REST API', '--port', () =>
+        createRestServer({
+          workspace,
+          token,
+          allowInject: true,
+          host,
+          port: restPort,
+          warn: (line) => io.stderr(`${line}\n`),
+        }),
+      );
       teardown.push(() => rest.close());
-      const mcp = await listening('MCP tool server', '--mcp-port', () => startWindowMcpServer(workspace, { host, port: mcpPort, ...(mcpToken === undefined ? {} : { bearerToken: mcpToken }) }));
+      const mcp = await listening('MCP tool server', '--mcp-port', () =>
+        startWindowMcpServer(workspace, {
+          host,
+          port: mcpPort,
+          ...(mcpToken === undefined ? {} : { bearerToken: mcpToken }),
+        }),
+      );
       teardown.push(() => mcp.close());
 
       // Plugins get the window's app object; only approved ones run (trust on first use, by SHA-256).
-      const app: WindowApp = { workspace, restUrl: rest.url, mcpUrl: mcp.url, log: (line) => io.stdout(`plugin: ${line}\n`) };
+      const app: WindowApp = {
+        workspace,
+        restUrl: rest.url,
+        mcpUrl: mcp.url,
+        log: (line) => io.stdout(`plugin: ${line}\n`),
+      };
       const plugins = await loadPlugins(app);
       const ran = plugins.filter((p) => p.info.state === 'approved' && !p.error);
       const waiting = plugins.filter((p) => p.info.state !== 'approved');
-      for (const failed of plugins.filter((p) => p.error)) io.stderr(`plugin ${failed.info.name} failed in register(app): ${failed.error}\n`);
+      for (const failed of plugins.filter((p) => p.error))
+        io.stderr(`plugin ${failed.info.name} failed in register(app): ${failed.error}\n`);
 
-      const what = capture ?? (receiver ? `live: ${workspace.status().source}` : 'no capture (load one in the window)');
-      const tx = transmitter ? 'this adapter can transmit once ARM TX is on' : 'no transmitter attached: inject is refused';
+      const what =
+        capture ?? (receiver ? `live: ${workspace.status().source}` : 'no capture (load one in the window)');
+      const tx = transmitter
+        ? 'this adapter can transmit once ARM TX is on'
+        : 'no transmitter attached: inject is refused';
       io.stdout(
         [
           `canlab window: ${what}`,

@@ -2,7 +2,17 @@
 import { z } from 'zod';
 import { formatRanges, movingBitMap } from '../../analysis/ids';
 import { CanlabInputError } from '../../errors';
-import { allFrames, DEFAULT_LIST, frameView, guarded, idArg, MAX_LIST, parseId, requireFrames, type ToolFamily } from '../common';
+import {
+  allFrames,
+  DEFAULT_LIST,
+  frameView,
+  guarded,
+  idArg,
+  MAX_LIST,
+  parseId,
+  requireFrames,
+  type ToolFamily,
+} from '../common';
 
 const { log2 } = Math;
 
@@ -15,7 +25,9 @@ export const captureTools: ToolFamily = (server, workspace) => {
       title: 'Load a capture',
       description:
         'Loads a capture file (candump .log, Vector .asc/.blf, PCAN .trc, GVRET .csv) into the workspace, replacing its frames and marks; defined signals and memory stay. Returns the status.',
-      inputSchema: z.strictObject({ path: z.string().min(1).describe('Path of the capture file on the machine running canlab') }),
+      inputSchema: z.strictObject({
+        path: z.string().min(1).describe('Path of the capture file on the machine running canlab'),
+      }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     ({ path }) => guarded(async () => ({ status: await workspace().loadCapture(path) })),
@@ -25,7 +37,8 @@ export const captureTools: ToolFamily = (server, workspace) => {
     'status',
     {
       title: 'Workspace status',
-      description: 'Connection state (empty, loaded, recording, stopped), capture source, frame/id/signal/mark counts, open mark labels and the ARM TX state (read only: no tool transmits).',
+      description:
+        'Connection state (empty, loaded, recording, stopped), capture source, frame/id/signal/mark counts, open mark labels and the ARM TX state (read only: no tool transmits).',
       inputSchema: z.strictObject({}),
       annotations: { readOnlyHint: true },
     },
@@ -36,8 +49,11 @@ export const captureTools: ToolFamily = (server, workspace) => {
     'list_ids',
     {
       title: 'List ids',
-      description: 'Every arbitration id with frame count, mean rate, period and jitter, DLCs, and which bytes and bits move.',
-      inputSchema: z.strictObject({ limit: limitArg.optional().describe(`Ids returned at most (default all up to ${MAX_LIST})`) }),
+      description:
+        'Every arbitration id with frame count, mean rate, period and jitter, DLCs, and which bytes and bits move.',
+      inputSchema: z.strictObject({
+        limit: limitArg.optional().describe(`Ids returned at most (default all up to ${MAX_LIST})`),
+      }),
       annotations: { readOnlyHint: true },
     },
     ({ limit }) =>
@@ -65,7 +81,8 @@ export const captureTools: ToolFamily = (server, workspace) => {
     'byte_stats',
     {
       title: 'Byte statistics of an id',
-      description: 'Per payload byte of one id: changes between consecutive frames, distinct values, min, max, Shannon entropy in bits, and the flip count of each of its bits (bit 0 = least significant).',
+      description:
+        'Per payload byte of one id: changes between consecutive frames, distinct values, min, max, Shannon entropy in bits, and the flip count of each of its bits (bit 0 = least significant).',
       inputSchema: z.strictObject({ id: idArg }),
       annotations: { readOnlyHint: true },
     },
@@ -121,10 +138,16 @@ export const captureTools: ToolFamily = (server, workspace) => {
         const ws = workspace();
         requireFrames(ws);
         const ref = id === undefined ? undefined : parseId(id);
-        if (from !== undefined && to !== undefined && from > to) throw new CanlabInputError('range', `from ${from} is after to ${to}`);
+        if (from !== undefined && to !== undefined && from > to)
+          throw new CanlabInputError('range', `from ${from} is after to ${to}`);
         const count = n ?? DEFAULT_LIST;
         // The API filters by numeric id only; a standard and an extended id with the same number are told apart here.
-        const frames = ws.frames({ n: ref ? Number.MAX_SAFE_INTEGER : count, ...(ref ? { id: ref.id } : {}), ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) });
+        const frames = ws.frames({
+          n: ref ? Number.MAX_SAFE_INTEGER : count,
+          ...(ref ? { id: ref.id } : {}),
+          ...(from === undefined ? {} : { from }),
+          ...(to === undefined ? {} : { to }),
+        });
         const picked = (ref ? frames.filter((f) => f.extended === ref.extended) : frames).slice(-count);
         return { count: picked.length, frames: picked.map(frameView) };
       }),

@@ -24,19 +24,22 @@ const DETECTORS: readonly DetectorTool[] = [
     name: 'detect_counters',
     title: 'Detect counters',
     list: 'counters',
-    description: 'Rolling counters of any width, position and step with wrap-around: field (start bit, length, byte order), step, modulus and the share of frame pairs that follow the rule.',
+    description:
+      'Rolling counters of any width, position and step with wrap-around: field (start bit, length, byte order), step, modulus and the share of frame pairs that follow the rule.',
   },
   {
     name: 'detect_checksums',
     title: 'Detect checksums',
     list: 'checksums',
-    description: 'Checksums (XOR, additive, negated sum, nibble sums, CRC-8 SAE J1850, CRC-8 AUTOSAR 0x2F with data id; Honda/Toyota/Tesla variants) with algorithm, parameters, covered bytes and position.',
+    description:
+      'Checksums (XOR, additive, negated sum, nibble sums, CRC-8 SAE J1850, CRC-8 AUTOSAR 0x2F with data id; Honda/Toyota/Tesla variants) with algorithm, parameters, covered bytes and position.',
   },
   {
     name: 'detect_fields',
     title: 'Detect signal boundaries',
     list: 'fields',
-    description: 'Signal boundaries found by a minimum-description-length split of the moving bits, with byte order (little_endian = Intel, big_endian = Motorola, start bit = MSB) and its confidence, signedness and its confidence, raw range.',
+    description:
+      'Signal boundaries found by a minimum-description-length split of the moving bits, with byte order (little_endian = Intel, big_endian = Motorola, start bit = MSB) and its confidence, signedness and its confidence, raw range.',
   },
   {
     name: 'detect_flags',
@@ -48,13 +51,15 @@ const DETECTORS: readonly DetectorTool[] = [
     name: 'detect_value_tables',
     title: 'Detect value tables',
     list: 'valueTables',
-    description: 'Fields that take a few discrete values (enumerations, states) with the frame count of each value.',
+    description:
+      'Fields that take a few discrete values (enumerations, states) with the frame count of each value.',
   },
   {
     name: 'detect_multiplexers',
     title: 'Detect multiplexers',
     list: 'multiplexers',
-    description: 'Multiplexer selectors: the selector field and, per selector value, the bits that move only while it holds that value.',
+    description:
+      'Multiplexer selectors: the selector field and, per selector value, the bits that move only while it holds that value.',
   },
 ];
 
@@ -68,20 +73,31 @@ function findingsFor(ws: WorkspaceApi, id: string | undefined): IdFindings[] {
   if (id === undefined) return all;
   const ref = parseId(id);
   const found = all.filter((f) => f.key === ref.key);
-  if (found.length === 0) throw new CanlabInputError('id', `${ref.key} does not occur in the workspace's frames`);
+  if (found.length === 0)
+    throw new CanlabInputError('id', `${ref.key} does not occur in the workspace's frames`);
   return found;
 }
 
 const detectorInput = {
   id: idArg.optional().describe('Only this id (default: every id)'),
-  minConfidence: z.number().min(0).max(1).optional().describe('Drop candidates below this confidence (default 0)'),
+  minConfidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe('Drop candidates below this confidence (default 0)'),
 };
 
 export const detectTools: ToolFamily = (server, workspace) => {
   for (const d of DETECTORS) {
     server.registerTool(
       d.name,
-      { title: d.title, description: `${d.description} Per id, from the frames alone.`, inputSchema: z.strictObject(detectorInput), annotations: { readOnlyHint: true } },
+      {
+        title: d.title,
+        description: `${d.description} Per id, from the frames alone.`,
+        inputSchema: z.strictObject(detectorInput),
+        annotations: { readOnlyHint: true },
+      },
       ({ id, minConfidence }) =>
         guarded(() => {
           const ids = findingsFor(workspace(), id)
@@ -89,7 +105,9 @@ export const detectTools: ToolFamily = (server, workspace) => {
               id: f.key,
               frames: f.frames,
               length: f.length,
-              candidates: (f[d.list] as Candidate[]).filter((c) => c.confidence >= (minConfidence ?? 0)).map(candidateView),
+              candidates: (f[d.list] as Candidate[])
+                .filter((c) => c.confidence >= (minConfidence ?? 0))
+                .map(candidateView),
             }))
             .filter((f) => id !== undefined || f.candidates.length > 0);
           return { detector: d.list, ids };
@@ -101,7 +119,8 @@ export const detectTools: ToolFamily = (server, workspace) => {
     'detect_all',
     {
       title: 'Run every detector',
-      description: 'All detectors per id: constant bits, the byte order that describes the id best, counters, checksums, fields, flags, value tables and multiplexers.',
+      description:
+        'All detectors per id: constant bits, the byte order that describes the id best, counters, checksums, fields, flags, value tables and multiplexers.',
       inputSchema: z.strictObject({ id: detectorInput.id }),
       annotations: { readOnlyHint: true },
     },
@@ -123,7 +142,8 @@ export const detectTools: ToolFamily = (server, workspace) => {
     'draft_dbc',
     {
       title: 'Draft a DBC',
-      description: 'A draft DBC from the findings (one message per id; overlapping claims resolved by confidence; placeholder names, factor 1). Returns the DBC text.',
+      description:
+        'A draft DBC from the findings (one message per id; overlapping claims resolved by confidence; placeholder names, factor 1). Returns the DBC text.',
       inputSchema: z.strictObject({}),
       annotations: { readOnlyHint: true },
     },
@@ -132,7 +152,11 @@ export const detectTools: ToolFamily = (server, workspace) => {
         const ws = workspace();
         requireFrames(ws);
         const db = ws.draftDbc();
-        return { messages: db.messages.length, signals: db.messages.reduce((n, m) => n + m.signals.length, 0), dbc: writeDbc(db) };
+        return {
+          messages: db.messages.length,
+          signals: db.messages.reduce((n, m) => n + m.signals.length, 0),
+          dbc: writeDbc(db),
+        };
       }),
   );
 };

@@ -26,7 +26,8 @@ export const memoryTools: ToolFamily = (server, workspace) => {
     'write_memory',
     {
       title: 'Write memory',
-      description: 'Sets (or replaces) the memory entry under `key`: a note that outlives the conversation, e.g. what a signal was found to be.',
+      description:
+        'Sets (or replaces) the memory entry under `key`: a note that outlives the conversation, e.g. what a signal was found to be.',
       inputSchema: z.strictObject({ key: z.string().min(1).max(200), value: z.string().max(100_000) }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },

@@ -14,10 +14,21 @@ export const patternTools: ToolFamily = (server, workspace) => {
       description:
         'ISO 15765-2 (ISO-TP) transfers reassembled per id and channel: single frames, first + consecutive frames (sequence checked), with the flow-control frames sent back. Without an id, only streams whose frames nearly all parse as ISO-TP are listed.',
       inputSchema: z.strictObject({
-        id: idArg.optional().describe('Only this sender id (listed even when it does not look like ISO-TP throughout)'),
+        id: idArg
+          .optional()
+          .describe('Only this sender id (listed even when it does not look like ISO-TP throughout)'),
         channel: z.number().int().min(0).optional(),
-        includeIncomplete: z.boolean().default(true).describe('Also list transfers cut off by a sequence gap or the end of the capture'),
-        limit: z.number().int().min(1).max(5000).default(100).describe('Transfers returned at most, oldest first'),
+        includeIncomplete: z
+          .boolean()
+          .default(true)
+          .describe('Also list transfers cut off by a sequence gap or the end of the capture'),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(5000)
+          .default(100)
+          .describe('Transfers returned at most, oldest first'),
       }),
       annotations: { readOnlyHint: true },
     },
@@ -27,7 +38,9 @@ export const patternTools: ToolFamily = (server, workspace) => {
         requireFrames(ws);
         const ref = id === undefined ? undefined : parseId(id);
         // Flow control comes from the peer id, so the whole capture is reassembled and filtered afterwards.
-        const streams = reassembleIsoTp(allFrames(ws), { keepAll: ref !== undefined }).filter((s) => (!ref || s.id === ref.key) && (channel === undefined || s.channel === channel));
+        const streams = reassembleIsoTp(allFrames(ws), { keepAll: ref !== undefined }).filter(
+          (s) => (!ref || s.id === ref.key) && (channel === undefined || s.channel === channel),
+        );
         const messages = streams
           .flatMap((s) => s.messages)
           .filter((m) => includeIncomplete || m.complete)
@@ -50,8 +63,19 @@ export const patternTools: ToolFamily = (server, workspace) => {
         id: idArg.optional(),
         minLength: z.number().int().min(2).max(1000).default(3),
         maxPeriod: z.number().int().min(2).max(4096).default(256),
-        minPeriodicMatch: z.number().min(0.5).max(1).default(0.95).describe('Share of frames that must follow the period'),
-        top: z.number().int().min(1).max(1000).default(20).describe('Repeated blocks returned, by length × occurrences'),
+        minPeriodicMatch: z
+          .number()
+          .min(0.5)
+          .max(1)
+          .default(0.95)
+          .describe('Share of frames that must follow the period'),
+        top: z
+          .number()
+          .int()
+          .min(1)
+          .max(1000)
+          .default(20)
+          .describe('Repeated blocks returned, by length × occurrences'),
       }),
       annotations: { readOnlyHint: true },
     },
@@ -61,7 +85,12 @@ export const patternTools: ToolFamily = (server, workspace) => {
         requireFrames(ws);
         const ref = id === undefined ? undefined : parseId(id);
         const result = findRepeats(allFrames(ws, ref), { minLength, maxPeriod, minPeriodicMatch });
-        return { periodic: result.periodic, blocks: result.blocks.slice(0, top), totalBlocks: result.blocks.length, staticIds: result.staticIds };
+        return {
+          periodic: result.periodic,
+          blocks: result.blocks.slice(0, top),
+          totalBlocks: result.blocks.length,
+          staticIds: result.staticIds,
+        };
       }),
   );
 
@@ -70,12 +99,16 @@ export const patternTools: ToolFamily = (server, workspace) => {
     {
       title: 'Calibrate against a reference file',
       description:
-        'Given a CSV of timestamp,value of a known quantity on the capture\'s time base, finds the field (start bit, length, byte order, signedness) and the linear scale and offset that reproduce it best: least squares over every candidate field whose end bits move, ranked by R²; reports RMS and largest error. Feed the best fit to define_signal.',
+        "Given a CSV of timestamp,value of a known quantity on the capture's time base, finds the field (start bit, length, byte order, signedness) and the linear scale and offset that reproduce it best: least squares over every candidate field whose end bits move, ranked by R²; reports RMS and largest error. Feed the best fit to define_signal.",
       inputSchema: z.strictObject({
         referencePath: z.string().min(1).describe('CSV file: timestamp,value per line (header optional)'),
         id: idArg.optional().describe('Only this id (default: every id)'),
         timeOffsetS: z.number().default(0).describe('Added to the reference times to reach capture time'),
-        maxGapS: z.number().positive().default(1).describe('Largest gap from a reference sample back to the frame paired with it'),
+        maxGapS: z
+          .number()
+          .positive()
+          .default(1)
+          .describe('Largest gap from a reference sample back to the frame paired with it'),
         top: z.number().int().min(1).max(100).default(5),
       }),
       annotations: { readOnlyHint: true },
@@ -86,8 +119,17 @@ export const patternTools: ToolFamily = (server, workspace) => {
         requireFrames(ws);
         const ref = id === undefined ? undefined : parseId(id);
         const reference = await loadReferenceCsv(referencePath);
-        const fits = calibrate(allFrames(ws, ref), reference, { timeOffsetS, maxGapS, top, ...(ref ? { ids: new Set([ref.key]) } : {}) });
-        if (fits.length === 0) throw new CanlabInputError(referencePath, `no frame lies within ${maxGapS} s before 3 or more reference samples; check timeOffsetS and the time base`);
+        const fits = calibrate(allFrames(ws, ref), reference, {
+          timeOffsetS,
+          maxGapS,
+          top,
+          ...(ref ? { ids: new Set([ref.key]) } : {}),
+        });
+        if (fits.length === 0)
+          throw new CanlabInputError(
+            referencePath,
+            `no frame lies within ${maxGapS} s before 3 or more reference samples; check timeOffsetS and the time base`,
+          );
         return { referenceSamples: reference.length, best: fits[0], fits };
       }),
   );

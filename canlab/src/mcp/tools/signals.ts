@@ -9,7 +9,16 @@ import type { DbcSignal } from '../../dbc/model';
 import { CanlabInputError } from '../../errors';
 import type { SignalDefinition, SignalStep } from '../../workspace/types';
 import { newSignal } from '../../workspace/workspace';
-import { DEFAULT_LIST, guarded, idArg, MAX_LIST, MCP_SOURCE, parseId, requireFrames, type ToolFamily } from '../common';
+import {
+  DEFAULT_LIST,
+  guarded,
+  idArg,
+  MAX_LIST,
+  MCP_SOURCE,
+  parseId,
+  requireFrames,
+  type ToolFamily,
+} from '../common';
 
 export function signalView(d: SignalDefinition): Record<string, unknown> {
   const { valueTable, ...signal } = d.signal;
@@ -38,7 +47,8 @@ function valueTableOf(entries: Record<string, string>): Map<number, string> {
   const table = new Map<number, string>();
   for (const [key, label] of Object.entries(entries)) {
     const raw = Number(key);
-    if (!Number.isInteger(raw)) throw new CanlabInputError('valueTable', `key "${key}" is not an integer raw value`);
+    if (!Number.isInteger(raw))
+      throw new CanlabInputError('valueTable', `key "${key}" is not an integer raw value`);
     table.set(raw, label);
   }
   return table;
@@ -49,7 +59,8 @@ export const signalTools: ToolFamily = (server, workspace) => {
     'list_signals',
     {
       title: 'List defined signals',
-      description: 'The signals defined in the workspace (by the analyst in the window or by a tool), with id, bits, byte order, signedness, scale, offset, unit and value table.',
+      description:
+        'The signals defined in the workspace (by the analyst in the window or by a tool), with id, bits, byte order, signedness, scale, offset, unit and value table.',
       inputSchema: z.strictObject({}),
       annotations: { readOnlyHint: true },
     },
@@ -67,17 +78,34 @@ export const signalTools: ToolFamily = (server, workspace) => {
         name: z.string().describe('DBC identifier: letters, digits, underscore'),
         startBit: z.number().int().min(0).max(511),
         length: z.number().int().min(1).max(64),
-        byteOrder: z.enum(['little_endian', 'big_endian']).default('little_endian').describe('little_endian = Intel, big_endian = Motorola'),
+        byteOrder: z
+          .enum(['little_endian', 'big_endian'])
+          .default('little_endian')
+          .describe('little_endian = Intel, big_endian = Motorola'),
         signed: z.boolean().default(false),
         factor: z.number().default(1),
         offset: z.number().default(0),
-        minimum: z.number().optional().describe('Physical minimum (default: from the raw range, factor and offset)'),
-        maximum: z.number().optional().describe('Physical maximum (default: from the raw range, factor and offset)'),
+        minimum: z
+          .number()
+          .optional()
+          .describe('Physical minimum (default: from the raw range, factor and offset)'),
+        maximum: z
+          .number()
+          .optional()
+          .describe('Physical maximum (default: from the raw range, factor and offset)'),
         unit: z.string().default(''),
         valueType: z.enum(['integer', 'float32', 'float64']).default('integer'),
-        valueTable: z.record(z.string(), z.string()).optional().describe('Raw value → label, e.g. {"0": "Off", "1": "On"}'),
+        valueTable: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe('Raw value → label, e.g. {"0": "Off", "1": "On"}'),
         isMultiplexer: z.boolean().default(false).describe('This signal is the multiplexer selector'),
-        multiplexerValue: z.number().int().min(0).optional().describe('Selector value under which this signal is present'),
+        multiplexerValue: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe('Selector value under which this signal is present'),
         comment: z.string().optional(),
       }),
       annotations: { readOnlyHint: false, destructiveHint: false },
@@ -103,7 +131,10 @@ export const signalTools: ToolFamily = (server, workspace) => {
           ...(args.valueTable ? { valueTable: valueTableOf(args.valueTable) } : {}),
           ...(args.comment === undefined ? {} : { comment: args.comment }),
         };
-        const step = workspace().defineSignal({ messageId: ref.id, extended: ref.extended, signal: newSignal(fields) }, MCP_SOURCE);
+        const step = workspace().defineSignal(
+          { messageId: ref.id, extended: ref.extended, signal: newSignal(fields) },
+          MCP_SOURCE,
+        );
         return { step: stepView(step) };
       }),
   );
@@ -120,8 +151,15 @@ export const signalTools: ToolFamily = (server, workspace) => {
       guarded(() => {
         const ref = parseId(id);
         const ws = workspace();
-        if (!ws.signals().some((d) => d.messageId === ref.id && d.extended === ref.extended && d.signal.name === name))
-          throw new CanlabInputError(`signal ${name}`, `no signal ${name} is defined on ${ref.key}; list_signals shows the defined ones`);
+        if (
+          !ws
+            .signals()
+            .some((d) => d.messageId === ref.id && d.extended === ref.extended && d.signal.name === name)
+        )
+          throw new CanlabInputError(
+            `signal ${name}`,
+            `no signal ${name} is defined on ${ref.key}; list_signals shows the defined ones`,
+          );
         return { step: stepView(ws.removeSignal(ref.id, name, MCP_SOURCE)) };
       }),
   );
@@ -129,7 +167,7 @@ export const signalTools: ToolFamily = (server, workspace) => {
   server.registerTool(
     'undo',
     {
-      title: 'Undo the assistant\'s last signal step',
+      title: "Undo the assistant's last signal step",
       description:
         'Takes back the newest step on the signal list when a tool made it (source "mcp"). A step the analyst made in the window is never undone from here: the tool refuses and names it.',
       inputSchema: z.strictObject({}),
@@ -141,7 +179,10 @@ export const signalTools: ToolFamily = (server, workspace) => {
         const newest = ws.history().undo.at(-1);
         if (!newest) throw new CanlabInputError('undo', 'nothing to undo: the signal list has no steps');
         if (newest.source !== MCP_SOURCE)
-          throw new CanlabInputError('undo', `the newest step (${newest.kind} ${newest.definition.signal.name}) was made by ${newest.source}, not by a tool; only the assistant's own steps are undone here`);
+          throw new CanlabInputError(
+            'undo',
+            `the newest step (${newest.kind} ${newest.definition.signal.name}) was made by ${newest.source}, not by a tool; only the assistant's own steps are undone here`,
+          );
         const undone = ws.undo();
         if (!undone) throw new CanlabInputError('undo', 'nothing to undo');
         return { undone: stepView(undone), signals: ws.signals().length };
@@ -165,12 +206,25 @@ export const signalTools: ToolFamily = (server, workspace) => {
       guarded(() => {
         const ws = workspace();
         requireFrames(ws);
-        if (ws.signals().length === 0) throw new CanlabInputError('decode', 'no signals are defined yet: define one with define_signal');
+        if (ws.signals().length === 0)
+          throw new CanlabInputError('decode', 'no signals are defined yet: define one with define_signal');
         const ref = id === undefined ? undefined : parseId(id);
         const count = n ?? DEFAULT_LIST;
-        const rows = ws.decode({ n: ref ? Number.MAX_SAFE_INTEGER : count, ...(ref ? { id: ref.id } : {}), ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) });
+        const rows = ws.decode({
+          n: ref ? Number.MAX_SAFE_INTEGER : count,
+          ...(ref ? { id: ref.id } : {}),
+          ...(from === undefined ? {} : { from }),
+          ...(to === undefined ? {} : { to }),
+        });
         const picked = rows.filter((r) => !ref || r.extended === ref.extended).slice(-count);
-        return { count: picked.length, frames: picked.map((r) => ({ timestamp: r.timestamp, id: formatId(r.id, r.extended), signals: r.signals })) };
+        return {
+          count: picked.length,
+          frames: picked.map((r) => ({
+            timestamp: r.timestamp,
+            id: formatId(r.id, r.extended),
+            signals: r.signals,
+          })),
+        };
       }),
   );
 };
