@@ -15,7 +15,9 @@ STACK_DIR="${STACK_DIR:-$ROOT/.stack}"
 # Go-built binaries live where the machine keeps its caches, so a later session or CI reuses them.
 TOOLS_DIR="${STACK_TOOLS_DIR:-$HOME/.cache/drivelab/bin}"
 TEMPORAL_VERSION="v1.5.1" # later tags carry a `replace` directive that `go install` refuses
-MINIO_VERSION="${STACK_MINIO_VERSION:-latest}"
+# MinIO no longer tags releases as Go modules; this pseudo-version is the commit `@latest` resolved to
+# on 2026-11-23. Pinned so that a new upstream commit cannot break a fresh install.
+MINIO_VERSION="${STACK_MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 
 PG_HOST=127.0.0.1
 PG_PORT="${STACK_PG_PORT:-55432}"
@@ -87,14 +89,18 @@ install_components() {
     apt_install "${missing[@]}" || { retry apt-get update -qq && retry apt_install "${missing[@]}"; }
   fi
   mkdir -p "$TOOLS_DIR"
-  if [ ! -x "$TOOLS_DIR/temporal" ]; then
-    log "building the Temporal CLI $TEMPORAL_VERSION (go install, cached in $TOOLS_DIR)"
-    retry env GOBIN="$TOOLS_DIR" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION"
-  fi
-  if [ ! -x "$TOOLS_DIR/minio" ]; then
-    log "building MinIO $MINIO_VERSION (go install, cached in $TOOLS_DIR)"
-    retry env GOBIN="$TOOLS_DIR" go install "github.com/minio/minio@$MINIO_VERSION"
-  fi
+  go_tool temporal github.com/temporalio/cli/cmd/temporal "$TEMPORAL_VERSION"
+  go_tool minio github.com/minio/minio "$MINIO_VERSION"
+}
+
+# Builds a Go tool into the cache once per version: a stamp beside the binary names the version it
+# was built from, so changing a pin rebuilds instead of running whatever was cached before.
+go_tool() { # name module version
+  local name="$1" module="$2" version="$3" stamp="$TOOLS_DIR/$1.version"
+  if [ -x "$TOOLS_DIR/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$version" ]; then return; fi
+  log "building $name $version (go install, cached in $TOOLS_DIR)"
+  retry env GOBIN="$TOOLS_DIR" go install "$module@$version"
+  echo "$version" >"$stamp"
 }
 
 start_postgres() {
