@@ -34,9 +34,39 @@ export default tseslint.config(
   },
   {
     // Tests read loosely-typed JSON responses; `any` there keeps assertions readable.
-    files: ['test/**/*.ts', '**/*.test.ts'],
+    files: ['test/**/*.ts', 'testkit/**/*.ts', '**/*.test.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
+  // The layout is the architecture: api → workflows → activities → core, never back up; runtime/
+  // is infrastructure beside them; tests and benchmarks share testkit/, and nothing imports test/.
+  ...[
+    [
+      'core/**/*.ts',
+      ['api', 'activities', 'workflows', 'runtime', 'workers-cpu', 'workers-gpu', 'testkit', 'test', 'bench'],
+    ],
+    ['activities/**/*.ts', ['api', 'workflows', 'workers-cpu', 'workers-gpu', 'testkit', 'test', 'bench']],
+    [
+      'runtime/**/*.ts',
+      ['api', 'activities', 'workflows', 'workers-cpu', 'workers-gpu', 'testkit', 'test', 'bench'],
+    ],
+    ['api/**/*.ts', ['workers-cpu', 'workers-gpu', 'testkit', 'test', 'bench']],
+    ['{workers-cpu,workers-gpu}/**/*.ts', ['api', 'testkit', 'test', 'bench']],
+    ['{bench,testkit}/**/*.ts', ['test']],
+  ].map(([files, forbidden]) => ({
+    files: [files],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: forbidden.map((folder) => ({
+            regex: `^(\\.\\./)+${folder}(/|$)`,
+            message: `${files.split('/')[0]} does not import from ${folder}/ (README, Architecture)`,
+          })),
+        },
+      ],
+    },
+  })),
   {
     files: ['workflows/**/*.ts'],
     ignores: ['workflows/**/*.test.ts'],

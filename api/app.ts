@@ -5,6 +5,7 @@ import { Histogram } from 'prom-client';
 import { createRouteGuards } from './auth/guards';
 import type { AppDeps } from './deps';
 import { buildOpenApi } from './http/openapi';
+import { rejectHostileInput } from './http/hostile-input';
 import { errorHandler, sendProblem } from './http/problem';
 import type { DeclaredRoute, RouteGroup } from './http/route-group';
 import { createAuthRoutes } from './routes/auth';
@@ -117,6 +118,8 @@ export function createApp(deps: AppDeps): PlatformApp {
   const guards = createRouteGuards(deps);
   const groups = createRouteGroups(deps);
   const routes = groups.flatMap((g) => g.routes);
+  // NUL bytes, over-deep JSON, non-JSON bodies and undeclared methods: refused before any route.
+  app.use(rejectHostileInput(routes, guards));
   const openapi = buildOpenApi(routes, { title: 'drivelab platform API', version: '0.1.0' });
   app.get('/api/openapi.json', async (req, res, next) => {
     try {

@@ -3,9 +3,9 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppConfig } from '../core/config';
 import { createDb, type Db } from '../activities/db';
 import { createObjectStore, type ObjectStore } from '../activities/storage/object-store';
-import { createTemporalHandle, type TemporalHandle } from '../activities/temporal/connection';
+import { createTemporalHandle, type TemporalHandle } from '../runtime/temporal';
 import { createTokenIssuer, type TokenIssuer } from './auth/tokens';
-import { createEventHub, type EventHub } from './events/event-hub';
+import { createEventHub, type EventHub } from '../runtime/event-hub';
 import { createRateLimiter, type RateLimiter } from './rate-limit';
 
 /** Everything the routers need, built once per process and injected (tests build their own). */

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { createFrame, removeTestBlobs } from '../test/helpers/annotations';
-import { createUserWithToken, startTestApi } from '../test/helpers/api';
-import { createTestDatabase } from '../test/helpers/database';
-import { testConfig } from '../test/helpers/stack';
+import { createFrame, removeTestBlobs } from '../testkit/annotations';
+import { createUserWithToken, startTestApi } from '../testkit/api';
+import { createTestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /**
  * A frame with 1,000 objects through the real API, PostgreSQL and MinIO: create them one by one,

@@ -9,11 +9,11 @@ import {
 import { decodeFrame } from '../activities/detect/frame-image';
 import { createCpuWorker } from '../workers-cpu/worker';
 import { createGpuWorker } from '../workers-gpu/worker';
-import { createVehicleSession, vehicleFrames } from '../test/fixtures/media/vehicles';
-import { createUserWithToken, startTestApi } from '../test/helpers/api';
-import { createTestDatabase } from '../test/helpers/database';
-import { testConfig } from '../test/helpers/stack';
-import { startTemporalTestEnv } from '../test/helpers/temporal';
+import { createVehicleSession, vehicleFrames } from '../testkit/media/vehicles';
+import { createUserWithToken, startTestApi } from '../testkit/api';
+import { createTestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
+import { startTemporalTestEnv } from '../testkit/temporal';
 
 /**
  * Auto-label on CPU (issue 5): frames per second of the closed-set path alone (decode, letterbox,
@@ -53,12 +53,18 @@ export async function run(): Promise<void> {
     await createCpuWorker({
       connection: env.nativeConnection,
       config,
-      activities: createCpuActivities({ config, db: deps.db, storage: deps.storage }),
+      activities: createCpuActivities({ config, db: deps.db, storage: deps.storage, events: deps.events }),
     }),
     await createGpuWorker({
       connection: env.nativeConnection,
       config,
-      activities: createGpuActivities({ config, db: deps.db, storage: deps.storage, closedSet }),
+      activities: createGpuActivities({
+        config,
+        db: deps.db,
+        storage: deps.storage,
+        events: deps.events,
+        closedSet,
+      }),
     }),
   ];
   const running = workers.map((w) => w.run());

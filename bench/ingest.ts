@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ingestAndWait, startIngestStack } from '../test/fixtures/media/harness';
-import { makePatternVideo } from '../test/fixtures/media/video';
+import { ingestAndWait, startIngestStack } from '../testkit/media/harness';
+import { makePatternVideo } from '../testkit/media/video';
 
 /**
  * Ingest of a 60-second 1080p H.264 drive through the real workflow (private Temporal server, real

@@ -53,3 +53,6 @@ export class TooManyRequestsError extends DomainError {
 
 /** A dependency (database, Temporal, object store, a model) is absent or not answering. */
 export class UnavailableError extends DomainError {}
+
+/** The process cannot serve yet: a dependency it needs does not answer (readiness). */
+export class NotReadyError extends UnavailableError {}

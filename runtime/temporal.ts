@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import type { AppConfig } from '../../core/config';
+import type { AppConfig } from '../core/config';
 
 export interface TemporalHandle {
   client: Client;

@@ -1,6 +1,6 @@
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /** Assets and generic annotations: same state and concurrency rules as objects. */
 
@@ -129,4 +129,35 @@ it('annotates with state rules, patches with expected_version, counts and delete
     'annotation.patched',
     'annotation.deleted',
   ]);
+});
+
+it('lets only a reviewer judge or archive an asset, and reopens an annotation an annotator edits', async () => {
+  const [asset] = (await call('POST', '/api/assets', { project_id: 'p9', items: [{ kind: 'text' }] })).body
+    .items;
+  const move = (state: string, token: string) =>
+    call('POST', `/api/assets/${asset.id}/state`, { state }, token);
+  expect((await move('in_progress', annotator)).status).toBe(200);
+  expect((await move('submitted', annotator)).status).toBe(200);
+  const judged = await move('reviewed', annotator);
+  expect(judged.status).toBe(403);
+  expect(judged.body.detail).toMatch(/needs the reviewer role/);
+  expect((await move('archived', annotator)).status).toBe(403);
+  expect((await move('archived', reviewer)).status).toBe(200);
+  expect((await move('new', annotator)).status).toBe(403);
+  expect((await move('new', reviewer)).body).toMatchObject({ state: 'new' });
+
+  const made = await call('POST', `/api/assets/${asset.id}/annotations`, {
+    kind: 'span',
+    label: 'cyclist',
+    state: 'accepted',
+  });
+  expect(made.body.state).toBe('accepted');
+  const edited = await call(
+    'PATCH',
+    `/api/annotations/${made.body.id}`,
+    { payload: { start: 1, end: 2 } },
+    annotator,
+  );
+  expect(edited.status).toBe(200);
+  expect(edited.body).toMatchObject({ state: 'submitted', source: 'human' });
 });

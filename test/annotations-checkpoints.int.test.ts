@@ -1,7 +1,7 @@
-import { createFrame, maskKeys, removeTestBlobs } from './helpers/annotations';
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
+import { createFrame, maskKeys, removeTestBlobs } from '../testkit/annotations';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /** Checkpoints: save, list, read, restore (one transaction, undoable), delete; history and audit. */
 

@@ -1,8 +1,8 @@
 import sharp from 'sharp';
-import { createFrame, maskKeys, removeTestBlobs } from './helpers/annotations';
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
+import { createFrame, maskKeys, removeTestBlobs } from '../testkit/annotations';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /** Objects of every shape against the real PostgreSQL and MinIO (docs/annotations.md). */
 
@@ -366,5 +366,27 @@ describe('crops', () => {
     });
     expect(missing.status).toBe(404);
     expect(missing.body.missing).toEqual(['00000000-0000-4000-8000-000000000000']);
+  });
+});
+
+describe('no review bypass', () => {
+  it('sends an accepted object back to review when an annotator replaces its mask', async () => {
+    const made = await create({ class_name: 'car', bbox: [10, 10, 60, 60], state: 'accepted' });
+    expect(made.body.state).toBe('accepted');
+    const byReviewer = await api.call('PUT', `/api/objects/${made.body.id}/mask`, {
+      token: reviewer,
+      body: { polygons: [[10, 10, 70, 10, 70, 70, 10, 70]], expected_version: 1 },
+    });
+    expect(byReviewer.status).toBe(200);
+    expect(byReviewer.body).toMatchObject({ state: 'accepted', bbox: [10, 10, 70, 70], version: 2 });
+
+    const byAnnotator = await api.call('PUT', `/api/objects/${made.body.id}/mask`, {
+      token: annotator,
+      body: { polygons: [[20, 20, 200, 20, 200, 200, 20, 200]], expected_version: 2 },
+    });
+    expect(byAnnotator.status).toBe(200);
+    expect(byAnnotator.body).toMatchObject({ state: 'submitted', bbox: [20, 20, 200, 200], version: 3 });
+    const history = await api.call('GET', `/api/objects/${made.body.id}/history`, { token: reviewer });
+    expect(history.body.events.at(-1)).toMatchObject({ action: 'object.mask.replaced' });
   });
 });

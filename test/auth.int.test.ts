@@ -1,7 +1,8 @@
+import { z } from 'zod';
 import { createTokenIssuer } from '../api/auth/tokens';
-import { startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
+import { startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /** Spec Authentication 1–6 and 9, each against the real app, PostgreSQL, Temporal and MinIO. */
 
@@ -80,8 +81,37 @@ describe('with an admin, a reviewer and an annotator', () => {
       const path = route.path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
       const none = await api.call(route.method.toUpperCase(), path);
       expect({ route: route.path, status: none.status }).toEqual({ route: route.path, status: 401 });
+      expect(none.headers.get('www-authenticate')).toBe('Bearer realm="drivelab"');
       const forged = await api.call(route.method.toUpperCase(), path, { token: 'not.a.token' });
       expect({ route: route.path, status: forged.status }).toEqual({ route: route.path, status: 401 });
+      expect(forged.headers.get('www-authenticate')).toBe('Bearer realm="drivelab", error="invalid_token"');
+    }
+  });
+
+  it('answers a malformed id in any path 422 naming the parameter, before the handler runs', async () => {
+    const withIds = api.routes.flatMap((route) =>
+      Object.entries(route.spec.params?.shape ?? {})
+        .filter(
+          ([, schema]) => (z.toJSONSchema(schema as z.ZodType) as { format?: string }).format === 'uuid',
+        )
+        .map(([name]) => ({ route, name })),
+    );
+    expect(withIds.length).toBeGreaterThan(40);
+    for (const { route, name } of withIds) {
+      const path = route.path.replace(/\{([^}]+)\}/g, (_, p: string) =>
+        p === name ? 'not-a-uuid' : '00000000-0000-4000-8000-000000000000',
+      );
+      const res = await api.call(route.method.toUpperCase(), path, { token: admin });
+      expect({
+        route: `${route.method} ${route.path}`,
+        status: res.status,
+        field: res.body?.errors?.[0]?.field,
+      }).toEqual({
+        route: `${route.method} ${route.path}`,
+        status: 422,
+        field: `path.${name}`,
+      });
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     }
   });
 

@@ -4,11 +4,11 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import sharp from 'sharp';
 import { createAutolabelActivities } from '../activities/autolabel';
 import { createMaskStore } from '../activities/annotations/masks';
-import { iou } from '../core/pii/boxes';
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
-import { createVehicleSession, vehicleFrames, type VehicleFrame } from './fixtures/media/vehicles';
+import { iou, type Box } from '../core/geometry';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
+import { createVehicleSession, vehicleFrames, type VehicleFrame } from '../testkit/media/vehicles';
 
 /**
  * The open-vocabulary detector and the vision-language verifier are configured endpoints; here
@@ -126,7 +126,12 @@ async function runSession() {
     },
   });
   await new MockActivityEnvironment().run(
-    createAutolabelActivities({ config: deps.config, db: deps.db, storage: deps.storage }).autolabelSession,
+    createAutolabelActivities({
+      config: deps.config,
+      db: deps.db,
+      storage: deps.storage,
+      events: deps.events,
+    }).autolabelSession,
     { jobId: job.id, sessionId: session.id },
   );
   const objects = await deps.db.annoObject.findMany({
@@ -166,17 +171,7 @@ describe('three paths, fused', () => {
       expect(p.paths).toEqual(['closed_set', 'open_vocab']);
       expect(p.agreement).toBe(1);
       expect(Object.keys(p.rawConfidences as object).sort()).toEqual(['closed_set', 'open_vocab']);
-      expect(
-        iou(
-          { x1: bus.bbox[0]!, y1: bus.bbox[1]!, x2: bus.bbox[2]!, y2: bus.bbox[3]! },
-          {
-            x1: frames[0]!.truth.bus[0],
-            y1: frames[0]!.truth.bus[1],
-            x2: frames[0]!.truth.bus[2],
-            y2: frames[0]!.truth.bus[3],
-          },
-        ),
-      ).toBeGreaterThan(0.7);
+      expect(iou(bus.bbox as Box, frames[0]!.truth.bus)).toBeGreaterThan(0.7);
       expect(bus.maskUri).toMatch(/^s3:\/\/masks\/objects\//);
       const doc = await masks.read(bus.maskUri!);
       expect(doc.polygons).toHaveLength(1);
@@ -216,6 +211,14 @@ describe('three paths, fused', () => {
       expect(trace(o).paths_ran).toEqual(['closed_set', 'open_vocab']);
     expect(run.objects.filter((o) => o.class.name === 'bus').every((o) => !trace(o).verifier)).toBe(true);
     expect((run.job.tally as { verifier_asked: number }).verifier_asked).toBe(askedInProvenance.length);
+  });
+
+  it('names the model of every path that ran on the job', () => {
+    expect(run.job.paths).toEqual({
+      closed_set: expect.stringMatching(/^yolox_nano\.onnx/),
+      open_vocab: 'stub-ovd',
+      verifier: 'stub-vlm',
+    });
   });
 });
 
@@ -278,6 +281,29 @@ describe('fusion routes', () => {
       orderBy: { createdAt: 'desc' },
     });
     expect(newest!.qualityFlags).toEqual(['consensus']);
+
+    // No path near the fused box: nothing measured, so nothing is recorded as if it were.
+    const nowhere = await api.call('POST', `/api/fusion/object/${bus.id}/consensus`, {
+      token: reviewer.token,
+      body: {
+        ...body,
+        auto_paths: [{ path: 'closed_set', bbox: [0, 0, 5, 5], class_name: 'bus', conf: 0.9 }],
+      },
+    });
+    expect(nowhere.status).toBe(200);
+    expect(nowhere.body).toMatchObject({
+      agreement: null,
+      entropy: null,
+      conf: null,
+      paths: [],
+      class_agrees: false,
+    });
+    const unmatched = await deps.db.provenance.findFirst({
+      where: { objectId: bus.id },
+      orderBy: { createdAt: 'desc' },
+    });
+    expect(unmatched).toMatchObject({ agreement: null, entropy: null });
+    expect(unmatched!.qualityFlags).toEqual(['consensus', 'no_path_matches_fusion']);
     expect(
       (
         await api.call('POST', `/api/fusion/object/${bus.id}/consensus`, {

@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Worker } from '@temporalio/worker';
-import { createGpuActivities } from '../activities';
-import { createGpuWorker } from '../workers-gpu/worker';
-import { startIngestStack, type IngestStack } from './fixtures/media/harness';
-import { createVehicleSession, vehicleFrames } from './fixtures/media/vehicles';
-import { REPO_ROOT, localStackEnv } from './helpers/stack';
+import pg from 'pg';
+import pino from 'pino';
+import type { WorkerProcess } from '../runtime/worker-process';
+import { startGpuWorkerProcess } from '../workers-gpu/process';
+import { startIngestStack, type IngestStack } from '../testkit/media/harness';
+import { createVehicleSession, vehicleFrames } from '../testkit/media/vehicles';
+import { REPO_ROOT, localStackEnv } from '../testkit/stack';
 
 /**
  * A gpu worker process dies (SIGKILL) in the middle of a session. Temporal notices the missing
@@ -14,15 +15,17 @@ import { REPO_ROOT, localStackEnv } from './helpers/stack';
  * frame: every frame is labelled exactly once, and no object is duplicated.
  */
 const FRAMES = 30;
+/** From this frame on the test locks the frames' rows, stopping the first worker inside the session. */
+const BLOCKED_FRAME = 12;
 let stack: IngestStack;
-let rescue: { worker: Worker; running: Promise<void> } | undefined;
+let rescue: { process: WorkerProcess; running: Promise<void> } | undefined;
 
 beforeAll(async () => {
   stack = await startIngestStack({ env: { APP_AUTOLABEL__HEARTBEAT_TIMEOUT_SECONDS: '3' } });
 });
 
 afterAll(async () => {
-  if (rescue?.worker.getState() === 'RUNNING') rescue.worker.shutdown();
+  if (rescue?.process.worker.getState() === 'RUNNING') rescue.process.worker.shutdown();
   await rescue?.running.catch(() => undefined);
   await stack?.close();
 });
@@ -69,38 +72,63 @@ it('resumes a session from the heartbeat after its worker is killed, without dup
     await vehicleFrames(FRAMES, { width: 480, step: 0.01 }),
   );
 
-  const doomed = startWorkerProcess();
-  for (let i = 0; i < 240 && !/workers-gpu polling/.test(doomed.output()); i++)
-    await new Promise((r) => setTimeout(r, 250));
-  expect(doomed.output()).toMatch(/workers-gpu polling with one slot/);
+  // The kill must land mid-session on any machine, however fast. The test holds the rows of the
+  // frames from BLOCKED_FRAME on FOR UPDATE: inserting the objects of a batch with one of those
+  // frames waits on the lock (their foreign key takes KEY SHARE on it). Batches commit in order and
+  // hold fewer than BLOCKED_FRAME frames, so the worker stops with at least one batch committed and
+  // the session unfinished, and is killed while it waits.
+  const blocker = new pg.Client({ connectionString: stack.db.url });
+  let res: Awaited<ReturnType<typeof stack.api.call>>;
+  await blocker.connect();
+  try {
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT id FROM frames WHERE session_id = $1 AND index >= $2 FOR UPDATE', [
+      session.id,
+      BLOCKED_FRAME,
+    ]);
 
-  const res = await stack.api.call('POST', '/api/autolabel/start', {
-    token: stack.reviewer,
-    body: { session_id: session.id },
-  });
-  expect(res.status).toBe(202);
-  const jobId = res.body.job_id as string;
+    const doomed = startWorkerProcess();
+    for (let i = 0; i < 240 && !/workers-gpu polling/.test(doomed.output()); i++)
+      await new Promise((r) => setTimeout(r, 250));
+    expect(doomed.output()).toMatch(/workers-gpu polling with one slot/);
 
-  let doneAtKill = 0;
-  for (let i = 0; i < 600 && doneAtKill < 3; i++) {
-    doneAtKill = (await db.autolabelJob.findUniqueOrThrow({ where: { id: jobId } })).framesDone;
-    if (doneAtKill < 3) await new Promise((r) => setTimeout(r, 20));
+    res = await stack.api.call('POST', '/api/autolabel/start', {
+      token: stack.reviewer,
+      body: { session_id: session.id },
+    });
+    expect(res.status).toBe(202);
+
+    // Watched from outside the blocker's transaction: pg_stat_activity is a snapshot per transaction.
+    let waiting = 0;
+    for (let i = 0; i < 1200 && waiting === 0; i++) {
+      const [row] = await db.$queryRaw<Array<{ n: number }>>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+      waiting = row!.n;
+      if (!waiting) await new Promise((r) => setTimeout(r, 50));
+    }
+    const job = waiting ? null : await db.autolabelJob.findFirst({ where: { sessionId: session.id } });
+    expect({ waiting, job, log: waiting ? '' : doomed.output().slice(-2000) }).toEqual({
+      waiting: 1,
+      job: null,
+      log: '',
+    });
+    doomed.proc.kill('SIGKILL');
+    expect(await doomed.exited).toBe('SIGKILL');
+  } finally {
+    await blocker.query('ROLLBACK');
+    await blocker.end();
   }
-  doomed.proc.kill('SIGKILL');
-  expect(await doomed.exited).toBe('SIGKILL');
+  const jobId = res.body.job_id as string;
   const atKill = await db.autolabelJob.findUniqueOrThrow({ where: { id: jobId } });
-  expect(atKill.framesDone).toBeGreaterThanOrEqual(3);
+  expect(atKill.framesDone).toBeGreaterThan(0);
   expect(atKill.framesDone).toBeLessThan(FRAMES);
+  expect(atKill.framesDone).toBe(atKill.lastFrameIndex! + 1);
   // The dead worker's slot row stays until the retry takes it over.
   expect((await db.gpuSlot.findMany()).map((s) => s.holderId)).toEqual([jobId]);
 
-  const { config } = stack;
-  const w = await createGpuWorker({
-    connection: stack.env.nativeConnection,
-    config,
-    activities: createGpuActivities({ config, db, storage }),
-  });
-  rescue = { worker: w, running: w.run() };
+  const rescuer = await startGpuWorkerProcess(stack.config, pino({ level: 'silent' }));
+  rescue = { process: rescuer, running: rescuer.run() };
   await stack.env.client.workflow.getHandle(res.body.workflow_id).result();
 
   const job = await db.autolabelJob.findUniqueOrThrow({ where: { id: jobId } });

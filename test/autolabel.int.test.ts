@@ -1,13 +1,12 @@
-import fs from 'node:fs';
 import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import type { Worker } from '@temporalio/worker';
-import { createGpuActivities } from '../activities';
-import { iou } from '../core/pii/boxes';
-import { createGpuWorker } from '../workers-gpu/worker';
-import { startIngestStack, type IngestStack } from './fixtures/media/harness';
-import { createVehicleSession, vehicleFrames, type VehicleFrame } from './fixtures/media/vehicles';
-import { replayRecordedHistory } from './helpers/temporal';
+import pino from 'pino';
+import { iou, type Box } from '../core/geometry';
+import type { WorkerProcess } from '../runtime/worker-process';
+import { startGpuWorkerProcess } from '../workers-gpu/process';
+import { startIngestStack, type IngestStack } from '../testkit/media/harness';
+import { createVehicleSession, vehicleFrames, type VehicleFrame } from '../testkit/media/vehicles';
+import { openEventStream, type SseEvent } from '../testkit/sse';
+import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
 
 /**
  * Auto-label on the real stack: PostgreSQL, MinIO, a private Temporal server with the real cpu
@@ -17,31 +16,21 @@ import { replayRecordedHistory } from './helpers/temporal';
 const HISTORY = path.join(__dirname, 'histories/autolabel.json');
 
 let stack: IngestStack;
-let gpu: { worker: Worker; running: Promise<void> };
+let gpu: { process: WorkerProcess; running: Promise<void> };
 
 beforeAll(async () => {
   stack = await startIngestStack();
-  const { deps } = stack.api;
-  const w = await createGpuWorker({
-    connection: stack.env.nativeConnection,
-    config: stack.config,
-    activities: createGpuActivities({
-      config: stack.config,
-      db: deps.db,
-      storage: deps.storage,
-      events: deps.events,
-    }),
-  });
-  gpu = { worker: w, running: w.run() };
+  // Started exactly as workers-gpu/main.ts starts it, so what production wires (the event hub
+  // among it) is what this file tests.
+  const process = await startGpuWorkerProcess(stack.config, pino({ level: 'silent' }));
+  gpu = { process, running: process.run() };
 });
 
 afterAll(async () => {
-  if (gpu?.worker.getState() === 'RUNNING') gpu.worker.shutdown();
+  if (gpu?.process.worker.getState() === 'RUNNING') gpu.process.worker.shutdown();
   await gpu?.running.catch(() => undefined);
   await stack?.close();
 });
-
-const toBox = (b: readonly number[]) => ({ x1: b[0]!, y1: b[1]!, x2: b[2]!, y2: b[3]! });
 
 async function start(sessionId: string, body: Record<string, unknown> = {}) {
   const res = await stack.api.call('POST', '/api/autolabel/start', {
@@ -66,11 +55,31 @@ describe('the closed-set path on real driving frames', () => {
   let sessionId: string;
   let started: Awaited<ReturnType<typeof start>>;
 
+  let jobEvents: SseEvent[];
+
   beforeAll(async () => {
     frames = await vehicleFrames(2, { width: 1280, step: 0.05 });
     sessionId = (await createVehicleSession(stack.api.deps, frames)).session.id;
+    const stream = await openEventStream(stack.api.url, '/api/events/jobs', stack.annotator);
     started = await start(sessionId);
+    const ofThisJob = (events: SseEvent[]) =>
+      events.filter((e) => (e.data as { job_id?: string }).job_id === started.body.job_id);
+    const read = stream.readUntil((events) =>
+      ofThisJob(events).some((e) => e.event === 'autolabel.completed'),
+    );
     await finish(started.body.workflow_id);
+    jobEvents = ofThisJob(await read);
+  });
+
+  it('tells the jobs stream that the session started, progressed and completed', () => {
+    const types = jobEvents.map((e) => e.event);
+    expect(types[0]).toBe('autolabel.started');
+    expect(types).toContain('autolabel.progress');
+    expect(types.at(-1)).toBe('autolabel.completed');
+    const completed = jobEvents.at(-1)!.data as { state: string; frames_done: number; models: object };
+    expect(completed).toMatchObject({ state: 'completed', frames_done: 2, session_id: sessionId });
+    // Only the closed-set path ran: no endpoint is configured here.
+    expect(completed.models).toEqual({ closed_set: expect.stringMatching(/^yolox_nano\.onnx/) });
   });
 
   it('answers 202 with the job, the workflow autolabel-<session_id> and a Location', () => {
@@ -87,11 +96,8 @@ describe('the closed-set path on real driving frames', () => {
     const objects = await objectsOf(sessionId);
     for (const [i, f] of frames.entries()) {
       const onFrame = objects.filter((o) => o.frame.index === i);
-      const best = (cls: string, truth: readonly number[]) =>
-        Math.max(
-          0,
-          ...onFrame.filter((o) => o.class.name === cls).map((o) => iou(toBox(o.bbox), toBox(truth))),
-        );
+      const best = (cls: string, truth: Box) =>
+        Math.max(0, ...onFrame.filter((o) => o.class.name === cls).map((o) => iou(o.bbox as Box, truth)));
       expect(best('bus', f.truth.bus)).toBeGreaterThan(0.6);
       expect(best('motorcycle', f.truth.motorcycle)).toBeGreaterThan(0.5);
       // The pedestrians in the street photograph.
@@ -160,12 +166,9 @@ describe('the closed-set path on real driving frames', () => {
   });
 
   it('records its workflow history, which replays against the current code', async () => {
-    if (!fs.existsSync(HISTORY) || process.env.RECORD_HISTORIES === '1') {
-      fs.writeFileSync(
-        HISTORY,
-        historyToJSON(await stack.env.client.workflow.getHandle(started.body.workflow_id).fetchHistory()),
-      );
-    }
+    await recordHistoryIfAsked(HISTORY, () =>
+      stack.env.client.workflow.getHandle(started.body.workflow_id).fetchHistory(),
+    );
     await expect(
       replayRecordedHistory(HISTORY, require.resolve('../workflows'), 'recorded'),
     ).resolves.toBeUndefined();
@@ -200,6 +203,7 @@ describe('starting', () => {
     expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
       'body.extra',
       'body.limit',
+      'body.session_id',
     ]);
     expect(
       (
@@ -216,7 +220,7 @@ describe('starting', () => {
           body: { session_id: 'not-a-uuid' },
         })
       ).status,
-    ).toBe(404);
+    ).toBe(422);
     expect(
       (
         await stack.api.call('POST', '/api/autolabel/start', {
@@ -227,7 +231,7 @@ describe('starting', () => {
     ).toBe(403);
     const cloud = await stack.api.call('POST', '/api/autolabel/start', {
       token: stack.reviewer,
-      body: { session_id: 'x', compute_target: 'cloud' },
+      body: { session_id: '00000000-0000-4000-8000-000000000000', compute_target: 'cloud' },
     });
     expect(cloud.status).toBe(422);
     expect(cloud.body.detail).toMatch(/compute target "cloud" is not available/);
@@ -385,5 +389,16 @@ describe('redetect-all', () => {
     expect(res.body.skipped).toEqual([
       { session_id: session.id, reason: expect.stringMatching(/quarantined/) },
     ]);
+  });
+
+  it('never takes a missing body for "every session"', async () => {
+    for (const rawBody of [undefined, '{}']) {
+      const res = await stack.api.call('POST', '/api/autolabel/redetect-all', {
+        token: stack.admin,
+        rawBody,
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'body.session_ids' })]);
+    }
   });
 });

@@ -1,8 +1,8 @@
 import { COCO_TO_ONTOLOGY } from '../core/detect/coco-ontology';
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
-import { createVehicleSession, vehicleFrames, type VehicleFrame } from './fixtures/media/vehicles';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
+import { createVehicleSession, vehicleFrames, type VehicleFrame } from '../testkit/media/vehicles';
 
 /** POST /api/objects/classify on a real photograph composite, with the real YOLOX model. */
 

@@ -9,8 +9,8 @@ import {
 } from '../activities/detect/closed-set';
 import { decodeFrame } from '../activities/detect/frame-image';
 import { UnavailableError } from '../core/errors';
-import { vehicleFrames, type VehicleFrame } from './fixtures/media/vehicles';
-import { testConfig } from './helpers/stack';
+import { vehicleFrames, type VehicleFrame } from '../testkit/media/vehicles';
+import { testConfig } from '../testkit/stack';
 
 /**
  * The closed-set detector's inference thread and the resident model the gpu worker keeps between
@@ -26,7 +26,7 @@ const boxes = (r: ClosedSetResult) =>
   r.run.status === 'ran'
     ? r.run.detections.map((d) => [
         d.className,
-        ...[d.box.x1, d.box.y1, d.box.x2, d.box.y2].map((v) => Math.round(v * 100) / 100),
+        ...d.box.map((v) => Math.round(v * 100) / 100),
         Math.round(d.score * 1000) / 1000,
       ])
     : [];

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { isControlSample } from '../core/control';
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /**
  * The control sample on the real database: 2% of auto-accepted objects mirrored to review by a

@@ -1,8 +1,8 @@
 import pino from 'pino';
-import { createEventHub, type EventHub } from '../api/events/event-hub';
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
+import { createEventHub, type EventHub } from '../runtime/event-hub';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /** The system stream: heartbeats, and events published by another process reach every subscriber. */
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /**
  * The fusion board and the disagreement ranking on the real database, over fused objects whose

@@ -2,18 +2,18 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { header, writeMcap, writeRos1Bag, type BagMessage } from './fixtures/media/bag';
+import { header, writeMcap, writeRos1Bag, type BagMessage } from '../testkit/media/bag';
 import {
   ingestAndWait,
   objectKeys,
   startIngestStack,
   uploadDrive,
   type IngestStack,
-} from './fixtures/media/harness';
-import { makeDriveVideo } from './fixtures/media/video';
-import { makeZip } from './fixtures/media/zip';
-import { startTestApi } from './helpers/api';
-import { testConfig } from './helpers/stack';
+} from '../testkit/media/harness';
+import { makeDriveVideo } from '../testkit/media/video';
+import { makeZip } from '../testkit/media/zip';
+import { startTestApi } from '../testkit/api';
+import { testConfig } from '../testkit/stack';
 
 /**
  * Bags (ROS 1 and MCAP) in, and every kind of bad drive refused with a clear error on the session

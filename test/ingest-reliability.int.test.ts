@@ -7,9 +7,9 @@ import {
   startIngestStack,
   uploadDrive,
   type IngestStack,
-} from './fixtures/media/harness';
-import { makePatternVideo } from './fixtures/media/video';
-import { REPO_ROOT, localStackEnv } from './helpers/stack';
+} from '../testkit/media/harness';
+import { makePatternVideo } from '../testkit/media/video';
+import { REPO_ROOT, localStackEnv } from '../testkit/stack';
 
 /**
  * The cpu worker is killed (SIGKILL, no draining) in the middle of extractFrames and again in the

@@ -1,17 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import sharp from 'sharp';
-import { makeDriveVideo, DRIVE_LAYOUT, SEGMENTS_MS } from './fixtures/media/video';
+import { makeDriveVideo, DRIVE_LAYOUT, SEGMENTS_MS } from '../testkit/media/video';
 import {
   ingestAndWait,
   objectKeys,
   startIngestStack,
   uploadDrive,
   type IngestStack,
-} from './fixtures/media/harness';
-import { makeZip } from './fixtures/media/zip';
-import { replayRecordedHistory } from './helpers/temporal';
+} from '../testkit/media/harness';
+import { makeZip } from '../testkit/media/zip';
+import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
 
 /**
  * Ingest end to end on the real stack: a drive uploaded through the upload routes becomes a
@@ -179,10 +178,9 @@ describe('a dashcam video', () => {
       await stack.api.deps.db.sessionHealth.count({ where: { sessionId: result.started.session_id } }),
     ).toBe(1);
 
-    // Recorded once (or on RECORD_HISTORIES=1); the replay guards the workflow's determinism.
+    // Recorded on RECORD_HISTORIES=1; the replay guards the workflow's determinism.
     const file = path.join(__dirname, 'histories/ingest.json');
-    if (!fs.existsSync(file) || process.env.RECORD_HISTORIES === '1')
-      fs.writeFileSync(file, historyToJSON(history));
+    await recordHistoryIfAsked(file, () => Promise.resolve(history));
     await expect(
       replayRecordedHistory(file, require.resolve('../workflows'), 'recorded'),
     ).resolves.toBeUndefined();
@@ -382,11 +380,18 @@ describe('the imports routes', () => {
         ],
       },
     });
-    expect(batch.status).toBe(202);
-    expect(batch.headers.get('location')).toBe('/api/ingest/progress');
+    // Nothing started, so no 202: the answer says what happened to each drive.
+    expect(batch.status).toBe(422);
+    expect(batch.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(batch.body.results).toEqual([
       expect.objectContaining({ index: 0, status: 'duplicate', session_id: expect.any(String) }),
       expect.objectContaining({ index: 1, status: 'refused', detail: expect.stringMatching(/no upload/) }),
     ]);
+    const duplicates = await stack.api.call('POST', '/api/imports/start', {
+      token: stack.reviewer,
+      body: { drives: [{ upload_id: copy, kind: 'video' }] },
+    });
+    expect(duplicates.status).toBe(409);
+    expect(duplicates.body.results).toEqual([expect.objectContaining({ index: 0, status: 'duplicate' })]);
   });
 });

@@ -12,7 +12,7 @@ import {
   readMigrations,
   schemaCreationScript,
 } from '../prisma/migrate';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
 
 /** Every migration goes up, down and up again on a real PostgreSQL (spec Versioning 4). */
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { ONTOLOGY_SEED } from '../core/ontology/classes';
-import { createFrame, removeTestBlobs } from './helpers/annotations';
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
+import { createFrame, removeTestBlobs } from '../testkit/annotations';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /** The seeded ontology and its admin routes: add, rename, merge with revert, retire. */
 

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import sharp from 'sharp';
 import { detectPii } from '../activities/pii/detector';
 import { redactFrame } from '../activities/pii/redact';
-import { iou, type Box } from '../core/pii/boxes';
+import { iou, type Box } from '../core/geometry';
 import { UnavailableError } from '../core/errors';
-import { skimagePhoto } from './fixtures/media/photos';
-import { testConfig } from './helpers/stack';
+import { skimagePhoto } from '../testkit/media/photos';
+import { testConfig } from '../testkit/stack';
 
 /**
  * Detection quality of the PII pass, measured on real photographs with the real models
@@ -17,9 +17,9 @@ const config = testConfig();
 describe('faces (YuNet)', () => {
   it("finds the astronaut's face where a person marked it", async () => {
     const found = await detectPii(config, fs.readFileSync(skimagePhoto('astronaut.png')));
-    const marked: Box = { x1: 180, y1: 65, x2: 265, y2: 175 }; // forehead to chin, annotated by hand
+    const marked: Box = [180, 65, 265, 175]; // forehead to chin, annotated by hand
     expect(found.faces).toHaveLength(1);
-    expect(iou(found.faces[0]!, marked)).toBeGreaterThan(0.6);
+    expect(iou(found.faces[0]!.box, marked)).toBeGreaterThan(0.6);
     expect(found.regions[0]).toMatchObject({ kind: 'face' });
   });
 
@@ -46,7 +46,7 @@ describe('faces (YuNet)', () => {
         left: x,
         top: y,
       });
-      tiles.push({ x1: x, y1: y, x2: x + TILE, y2: y + TILE });
+      tiles.push([x, y, x + TILE, y + TILE]);
     }
     const side = GAP + 10 * (TILE + GAP);
     const sheet = await sharp({
@@ -63,7 +63,7 @@ describe('faces (YuNet)', () => {
     const faces = await lfwSheet(0);
     const onFaces = await detectPii(wide, faces.sheet);
     const recall =
-      faces.tiles.filter((t) => onFaces.faces.some((f) => iou(f, t) >= 0.3)).length / faces.tiles.length;
+      faces.tiles.filter((t) => onFaces.faces.some((f) => iou(f.box, t) >= 0.3)).length / faces.tiles.length;
     console.log(`YuNet recall on LFW faces: ${recall}`);
     expect(recall).toBeGreaterThanOrEqual(0.9);
     const nonFaces = await lfwSheet(100);
@@ -90,7 +90,7 @@ describe('licence plates (PaddleOCR DB text detector)', () => {
       }
       const svg = `<svg width="${w}" height="${h}"><rect x="1" y="1" width="${w - 2}" height="${h - 2}" rx="${h / 8}" fill="#f2f2ea" stroke="#222" stroke-width="${Math.max(2, h / 14)}"/><text x="${w / 2}" y="${h * 0.76}" font-family="DejaVu Sans Mono" font-weight="bold" font-size="${h * 0.72}" text-anchor="middle" fill="#111">${text}</text></svg>`;
       composites.push({ input: Buffer.from(svg), left: x, top: y + (i % 2) * 50 });
-      plates.push({ x1: x, y1: y + (i % 2) * 50, x2: x + w, y2: y + (i % 2) * 50 + h });
+      plates.push([x, y + (i % 2) * 50, x + w, y + (i % 2) * 50 + h]);
       x += w + 80;
     }
     return { image: await base.composite(composites).png().toBuffer(), plates };
@@ -110,11 +110,11 @@ describe('licence plates (PaddleOCR DB text detector)', () => {
           const cy = (y1 + y2) / 2;
           return (
             r.kind === 'plate' &&
-            cx > p.x1 &&
-            cx < p.x2 &&
-            cy > p.y1 &&
-            cy < p.y2 &&
-            Math.min(x2, p.x2) - Math.max(x1, p.x1) >= 0.6 * (p.x2 - p.x1)
+            cx > p[0] &&
+            cx < p[2] &&
+            cy > p[1] &&
+            cy < p[3] &&
+            Math.min(x2, p[2]) - Math.max(x1, p[0]) >= 0.6 * (p[2] - p[0])
           );
         });
       const hits = plates.filter(hit).length;
@@ -128,7 +128,7 @@ describe('licence plates (PaddleOCR DB text detector)', () => {
       const p = plates.find(hit)!;
       const detail = async (img: Buffer) => {
         const { data } = await sharp(img)
-          .extract({ left: p.x1 + 4, top: p.y1 + 4, width: p.x2 - p.x1 - 8, height: p.y2 - p.y1 - 8 })
+          .extract({ left: p[0] + 4, top: p[1] + 4, width: p[2] - p[0] - 8, height: p[3] - p[1] - 8 })
           .greyscale()
           .raw()
           .toBuffer({ resolveWithObject: true });

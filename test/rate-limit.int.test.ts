@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createTokenIssuer } from '../api/auth/tokens';
 import { createDb } from '../activities/db';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { REPO_ROOT, localStackEnv, testConfig } from './helpers/stack';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { REPO_ROOT, localStackEnv, testConfig } from '../testkit/stack';
 
 /**
  * Two API processes share one budget through PostgreSQL (spec Authentication 8): with a login

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { localStackEnv, testConfig } from './helpers/stack';
+import { startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { localStackEnv, testConfig } from '../testkit/stack';
 
 /** Readiness follows a real dependency: a MinIO of this test's own is started, then stopped. */
 

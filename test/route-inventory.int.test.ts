@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { REPO_ROOT, testConfig } from './helpers/stack';
+import { startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { REPO_ROOT, testConfig } from '../testkit/stack';
 
 /**
  * The app serves no /api route outside ../shared/spec/routes.tsv, and says how much of the

@@ -1,16 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { createCpuActivities } from '../activities';
 import { INSPECTOR_VERSION } from '../core/health';
 import { createCpuWorker } from '../workers-cpu/worker';
-import { startTestApi, createUserWithToken, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { createSessionFixture, type SessionFixtureOptions } from './helpers/session-fixtures';
-import { testConfig } from './helpers/stack';
-import { replayRecordedHistory, startTemporalTestEnv } from './helpers/temporal';
+import { startTestApi, createUserWithToken, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { createSessionFixture, type SessionFixtureOptions } from '../testkit/session-fixtures';
+import { testConfig } from '../testkit/stack';
+import { recordHistoryIfAsked, replayRecordedHistory, startTemporalTestEnv } from '../testkit/temporal';
 
 const HISTORY = path.join(__dirname, 'histories/session-health.json');
 const SWEEP_HISTORY = path.join(__dirname, 'histories/health-sweep.json');
@@ -100,8 +99,7 @@ describe('sessionHealthWorkflow', () => {
       .events!.filter((e) => e.activityTaskScheduledEventAttributes)
       .map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
     expect(scheduled).toEqual(['inspectSessionHealth']);
-    if (!fs.existsSync(HISTORY) || process.env.RECORD_HISTORIES === '1')
-      fs.writeFileSync(HISTORY, historyToJSON(history));
+    await recordHistoryIfAsked(HISTORY, () => Promise.resolve(history));
   });
 
   it('replays its recorded history against the current workflow code', async () => {
@@ -333,8 +331,7 @@ describe('board, trends, compat matrix and sweep', () => {
     const tally = await sweep.result();
     expect(tally).toMatchObject({ inspected: total, errored: 0 });
     expect(tally.passed + tally.failed).toBe(total);
-    if (!fs.existsSync(SWEEP_HISTORY) || process.env.RECORD_HISTORIES === '1')
-      fs.writeFileSync(SWEEP_HISTORY, historyToJSON(await sweep.fetchHistory()));
+    await recordHistoryIfAsked(SWEEP_HISTORY, () => sweep.fetchHistory());
     await expect(
       replayRecordedHistory(SWEEP_HISTORY, require.resolve('../workflows'), 'recorded-sweep'),
     ).resolves.toBeUndefined();

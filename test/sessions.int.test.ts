@@ -1,7 +1,7 @@
-import { startTestApi, createUserWithToken, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { createSessionFixture } from './helpers/session-fixtures';
-import { testConfig } from './helpers/stack';
+import { startTestApi, createUserWithToken, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { createSessionFixture } from '../testkit/session-fixtures';
+import { testConfig } from '../testkit/stack';
 
 let db: TestDatabase;
 let api: TestApi;

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { createUserWithToken, startTestApi, type TestApi } from './helpers/api';
-import { createTestDatabase, type TestDatabase } from './helpers/database';
-import { testConfig } from './helpers/stack';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createTestDatabase, type TestDatabase } from '../testkit/database';
+import { testConfig } from '../testkit/stack';
 
 /**
  * The upload group against the real MinIO: multipart uploads with presigned part URLs and real

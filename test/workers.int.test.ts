@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
@@ -9,8 +8,8 @@ import { createDetectActivities } from '../activities/detect';
 import type { AppConfig } from '../core/config';
 import { createCpuWorker } from '../workers-cpu/worker';
 import { GpuSlotTakenError, acquireGpuSlotLock, createGpuWorker } from '../workers-gpu/worker';
-import { REPO_ROOT, localStackEnv, testConfig } from './helpers/stack';
-import { replayRecordedHistory, startTemporalTestEnv } from './helpers/temporal';
+import { REPO_ROOT, localStackEnv, testConfig } from '../testkit/stack';
+import { recordHistoryIfAsked, replayRecordedHistory, startTemporalTestEnv } from '../testkit/temporal';
 import type { SlotOccupancy } from './fixtures/workflows/slot-probe';
 
 const TEST_WORKFLOWS = require.resolve('./fixtures/workflows');
@@ -113,10 +112,8 @@ describe('inferenceCheckWorkflow', () => {
     expect(yunet.sha256).toBe('ebafce4e3c118d6554634be5c27ab333b4c047a9a8c3faf1d7cf93101c22f0f0');
     expect(yunet.outputs).toHaveLength(12);
 
-    // Record the history once (or on RECORD_HISTORIES=1); the replay test below guards determinism.
-    if (!fs.existsSync(HISTORY) || process.env.RECORD_HISTORIES === '1') {
-      fs.writeFileSync(HISTORY, historyToJSON(await handle.fetchHistory()));
-    }
+    // Recorded on RECORD_HISTORIES=1; the replay test below guards determinism.
+    await recordHistoryIfAsked(HISTORY, () => handle.fetchHistory());
   });
 
   it('replays its recorded history against the current workflow code', async () => {

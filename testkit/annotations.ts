@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import type { AppDeps } from '../../api/deps';
-import { createMaskStore, parseS3Uri } from '../../activities/annotations/masks';
+import type { AppDeps } from '../api/deps';
+import { createMaskStore, parseS3Uri } from '../activities/annotations/masks';
 
 /**
  * Sessions and frames made directly in the database (ingest is built apart), each frame with a

@@ -1,9 +1,11 @@
 import type { Server } from 'node:http';
 import pino from 'pino';
-import type { AppConfig } from '../../core/config';
-import { createApp } from '../../api/app';
-import { closeAppDeps, createAppDeps, type AppDeps } from '../../api/deps';
-import type { DeclaredRoute } from '../../api/http/route-group';
+import type { AppConfig } from '../core/config';
+import { createApp } from '../api/app';
+import { closeAppDeps, createAppDeps, type AppDeps } from '../api/deps';
+import type { DeclaredRoute } from '../api/http/route-group';
+import { createTestDatabase, type TestDatabase } from './database';
+import { testConfig } from './stack';
 
 export interface TestApi {
   url: string;
@@ -69,4 +71,32 @@ export async function createUserWithToken(
   const user = await deps.db.user.create({ data: { email, name: `${role} ${userSeq}`, role } });
   const { token } = await deps.tokens.issue(user.id, user.tokenVersion);
   return { userId: user.id, email, token };
+}
+
+export interface ApiForFile {
+  api: TestApi;
+  db: TestDatabase;
+  /** A live token per role, each for a user of its own. */
+  token: Record<'annotator' | 'reviewer' | 'admin', string>;
+}
+
+/**
+ * A fresh database and the real API on it for the calling test file, with a user and token per
+ * role: created before the file's tests, dropped after them. Read its fields inside tests and hooks.
+ */
+export function useApiForFile(env: Record<string, string> = {}): ApiForFile {
+  const ctx = {} as ApiForFile;
+  beforeAll(async () => {
+    ctx.db = await createTestDatabase();
+    ctx.api = await startTestApi(testConfig({ DATABASE_URL: ctx.db.url, ...env }));
+    const [annotator, reviewer, admin] = await Promise.all(
+      (['annotator', 'reviewer', 'admin'] as const).map((r) => createUserWithToken(ctx.api.deps, r)),
+    );
+    ctx.token = { annotator: annotator!.token, reviewer: reviewer!.token, admin: admin!.token };
+  });
+  afterAll(async () => {
+    await ctx.api?.close();
+    await ctx.db?.drop();
+  });
+  return ctx;
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrateUp } from '../../prisma/migrate';
+import { migrateUp } from '../prisma/migrate';
 import { localStackEnv } from './stack';
 
 export interface TestDatabase {

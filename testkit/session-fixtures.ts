@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import type { Db } from '../../activities/db';
-import type { ObjectStore } from '../../activities/storage/object-store';
-import type { Frame, Prisma, Session } from '../../generated/prisma/client';
+import type { Db } from '../activities/db';
+import type { ObjectStore } from '../activities/storage/object-store';
+import type { Frame, Prisma, Session } from '../generated/prisma/client';
 
 /**
  * Sessions and frames made directly in PostgreSQL, with real small JPEGs in MinIO, for the

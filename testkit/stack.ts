@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { loadConfig, type AppConfig } from '../../core/config';
+import { loadConfig, type AppConfig } from '../core/config';
 
-export const REPO_ROOT = path.resolve(__dirname, '../..');
+export const REPO_ROOT = path.resolve(__dirname, '..');
 
 let stackEnv: Record<string, string> | undefined;
 

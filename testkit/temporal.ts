@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import type { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { historyToJSON, type historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { localStackEnv } from './stack';
+
+type ProtoHistory = Parameters<typeof historyToJSON>[0];
 
 /**
  * A private Temporal dev server for one test file, on the CLI binary the stack script built
@@ -31,6 +33,17 @@ export function startTemporalTestEnv(): Promise<TestWorkflowEnvironment> {
 type History = Parameters<typeof historyFromJSON>[0];
 
 /**
+ * Writes a fresh recording of a workflow's history, only when RECORD_HISTORIES=1: a recording
+ * that is missing must fail the replay, not be quietly made anew (that would turn the test into a pass).
+ */
+export async function recordHistoryIfAsked(
+  historyFile: string,
+  fetch: () => Promise<ProtoHistory>,
+): Promise<void> {
+  if (process.env.RECORD_HISTORIES === '1') fs.writeFileSync(historyFile, historyToJSON(await fetch()));
+}
+
+/**
  * Replays a recorded workflow history against the current workflow code: a change that breaks
  * determinism makes this throw (DeterminismViolationError).
  */
@@ -39,6 +52,8 @@ export async function replayRecordedHistory(
   workflowsPath: string,
   workflowId: string,
 ): Promise<void> {
+  if (!fs.existsSync(historyFile))
+    throw new Error(`no recorded history at ${historyFile}; record it with RECORD_HISTORIES=1 and commit it`);
   const history = JSON.parse(fs.readFileSync(historyFile, 'utf8')) as History;
   await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
 }

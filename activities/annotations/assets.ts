@@ -1,6 +1,6 @@
 import { ConflictError, InputError, NotFoundError } from '../../core/errors';
 import { checkAssetMove, type AssetState } from '../../core/objects/assets';
-import { clampStateForRole, parseObjectState } from '../../core/objects/states';
+import { clampStateForRole, parseObjectState, stateAfterEdit } from '../../core/objects/states';
 import type { Annotation, Asset, Prisma } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
@@ -98,7 +98,7 @@ export async function moveAsset(
     if (!cur) throw new NotFoundError(`no asset ${id}`);
     if (expectedVersion !== null && expectedVersion !== cur.version)
       throw versionConflict('asset', id, expectedVersion, cur.version);
-    checkAssetMove(cur.state, to);
+    checkAssetMove(cur.state, to, actor.role);
     const a = await tx.asset.update({ where: { id }, data: { state: to, version: { increment: 1 } } });
     await recordAudit(tx, {
       actorId: actor.userId,
@@ -215,13 +215,15 @@ export async function patchAnnotation(
       throw versionConflict('annotation', id, patch.expected_version, cur.version);
     const before = await tx.annotation.findUniqueOrThrow({ where: { id } });
     await checkAgainstConfig(tx, (await getAsset(tx, cur.asset_id)).projectId, null, patch.label);
+    const changesContent = patch.fields !== null || patch.payload !== null || patch.label !== null;
+    const nextState = state ?? (changesContent ? stateAfterEdit(before.state, actor.role).state : null);
     const a = await tx.annotation.update({
       where: { id },
       data: {
         ...(patch.fields !== null ? { fields: patch.fields as Prisma.InputJsonValue } : {}),
         ...(patch.payload !== null ? { payload: patch.payload as Prisma.InputJsonValue } : {}),
         ...(patch.label !== null ? { label: patch.label } : {}),
-        ...(state !== null ? { state } : {}),
+        ...(nextState !== null ? { state: nextState } : {}),
         source: 'human',
         version: { increment: 1 },
       },
@@ -234,7 +236,7 @@ export async function patchAnnotation(
       detail: JSON.parse(
         JSON.stringify({
           before: annotationOut(before),
-          changed: { fields: patch.fields, payload: patch.payload, label: patch.label, state },
+          changed: { fields: patch.fields, payload: patch.payload, label: patch.label, state: nextState },
         }),
       ) as Prisma.InputJsonValue,
       requestId: actor.requestId,

@@ -8,7 +8,12 @@ import {
   type ShapeIn,
 } from '../../core/geometry';
 import { ConflictError, NotFoundError } from '../../core/errors';
-import { clampStateForRole, parseObjectState, type CallerRole } from '../../core/objects/states';
+import {
+  clampStateForRole,
+  parseObjectState,
+  stateAfterEdit,
+  type CallerRole,
+} from '../../core/objects/states';
 import { Prisma, type AnnoObject } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
@@ -269,11 +274,13 @@ export async function replaceMask(
   const boxes: Box[] = [enclosingBox(rings.flat())];
   if (Array.isArray(current.polyline)) boxes.push(enclosingBox((current.polyline as number[][]).flat()));
   const next = current.version + 1;
+  // New geometry from someone who may not judge it sends a judged object back to review.
+  const { state } = stateAfterEdit(current.state, actor.role);
   const updated = await withNewMasks(masks, [{ object_id: id, version: next, polygons: rings }], (uris) =>
     db.$transaction(async (tx) => {
       const res = await tx.annoObject.updateMany({
         where: { id, version: current.version },
-        data: { maskUri: uris.get(id)!, bbox: unionBox(boxes), source: 'human', version: next },
+        data: { maskUri: uris.get(id)!, bbox: unionBox(boxes), source: 'human', version: next, state },
       });
       if (res.count === 0)
         throw new ConflictError(`object ${id} changed meanwhile; reload it`, {

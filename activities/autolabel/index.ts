@@ -3,7 +3,7 @@ import { defaultCamera, type CriticFrame, type EgoCamera } from '../../core/crit
 import { UnavailableError } from '../../core/errors';
 import type { AgentPolicy } from '../../core/routing';
 import type { AutolabelJob, Prisma } from '../../generated/prisma/client';
-import type { ActivityDeps } from '..';
+import type { ActivityDeps } from '../deps';
 import { createMaskStore } from '../annotations/masks';
 import { recordAudit } from '../audit';
 import { residentClosedSetDetector } from '../detect/closed-set';
@@ -15,7 +15,7 @@ import { objectLocation, readObject } from '../inspector/frame-objects';
 import { labelFrame, type OntologyLookup } from './pipeline';
 import { jobOut } from './jobs';
 import { releaseSlot, takeSlot } from './slot';
-import { commitFrames, emptyTally, type JobTally, type LabelledFrame } from './store';
+import { commitFrames, emptyTally, modelsThatRan, type JobTally, type LabelledFrame } from './store';
 
 export interface AutolabelSessionInput {
   jobId: string;
@@ -98,8 +98,7 @@ export function createAutolabelActivities(deps: ActivityDeps) {
   // Kept loaded between sessions: a session starts without loading the model (docs/autolabel.md).
   const closedSetModel = deps.closedSet ?? residentClosedSetDetector(config);
 
-  const publish = (job: AutolabelJob, type: string) =>
-    deps.events?.publish('jobs', type, jobOut(job)) ?? Promise.resolve();
+  const publish = (job: AutolabelJob, type: string) => deps.events.publish('jobs', type, jobOut(job));
 
   /** Frames still to do, in index order: after the resume point, unlabelled only when asked, within the limit. */
   async function framesToDo(job: AutolabelJob, after: number | null) {
@@ -200,7 +199,8 @@ export function createAutolabelActivities(deps: ActivityDeps) {
         tally.ms = { ...emptyTally().ms, ...tally.ms };
         const policy = job.policy as unknown as AgentPolicy;
         let previous: CriticFrame | null = null;
-        let lastPublish = Date.now();
+        // The first committed batch always reports progress, however short the session; later ones at most once a second.
+        let lastPublish = 0;
         const ms = tally.ms;
         const timed = async <T>(step: keyof JobTally['ms'], work: Promise<T>): Promise<T> => {
           const t = performance.now();
@@ -304,7 +304,7 @@ export function createAutolabelActivities(deps: ActivityDeps) {
           data: {
             state: 'completed',
             finishedAt: new Date(),
-            paths: { closed_set: closedSet.model },
+            paths: modelsThatRan(tally, closedSet.model),
             tally: tally as unknown as Prisma.InputJsonValue,
           },
         });

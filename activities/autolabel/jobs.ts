@@ -1,5 +1,5 @@
 import type { AutolabelJob } from '../../generated/prisma/client';
-import type { ActivityDeps } from '..';
+import type { ActivityDeps } from '../deps';
 import { recordAudit } from '../audit';
 
 /** A job as GET /api/autolabel/{job_id} and the jobs event stream show it. */
@@ -49,7 +49,7 @@ export function createAutolabelJobActivities(deps: ActivityDeps) {
         subjectId: job.sessionId,
         detail: { job_id: job.id, error: input.error },
       });
-      await deps.events?.publish('jobs', 'autolabel.failed', jobOut(job));
+      await deps.events.publish('jobs', 'autolabel.failed', jobOut(job));
     },
   };
 }

@@ -22,6 +22,8 @@ export interface JobTally {
   paths: Record<string, Record<string, number>>;
   /** Why each refused or failed path did not run (first reason seen). */
   path_reasons: Record<string, string>;
+  /** The models that answered for each path that ran (an endpoint names its own model). */
+  models: Record<string, string[]>;
   /** Time spent per step (ms): reading frames from MinIO, decoding, model inference alone, the rest of the paths with fusion and critic, writing. */
   ms: { read: number; decode: number; inference: number; fusion: number; write: number };
 }
@@ -35,6 +37,7 @@ export const emptyTally = (): JobTally => ({
   dropped: {},
   paths: {},
   path_reasons: {},
+  models: {},
   ms: { read: 0, decode: 0, inference: 0, fusion: 0, write: 0 },
 });
 
@@ -53,9 +56,28 @@ export function addToTally(t: JobTally, labels: FrameLabels, controls: number): 
     bump((t.paths[path] ??= {}), status);
     if (reason && !t.path_reasons[path]) t.path_reasons[path] = reason;
   };
-  for (const r of labels.runs) record(r.path, r.status, r.status === 'ran' ? undefined : r.reason);
+  const answered = (path: string, model: string | undefined) => {
+    const seen = (t.models[path] ??= []);
+    if (model && !seen.includes(model)) seen.push(model);
+  };
+  for (const r of labels.runs) {
+    record(r.path, r.status, r.status === 'ran' ? undefined : r.reason);
+    if (r.status === 'ran') answered(r.path, r.model);
+  }
   if (labels.verifier.status !== 'not_needed')
     record('verifier', labels.verifier.status, labels.verifier.reason);
+  if (labels.verifier.status === 'ran') answered('verifier', labels.verifier.model);
+}
+
+/**
+ * The job's `paths` (`models` in its API shape): the model of every path that ran, the closed-set
+ * model by its file and hash, an endpoint's by the name it answered with.
+ */
+export function modelsThatRan(t: JobTally, closedSetModel: string): Record<string, string> {
+  const models: Record<string, string> = { closed_set: closedSetModel };
+  for (const [path, names] of Object.entries(t.models))
+    if (path !== 'closed_set' && names.length) models[path] = names.join(', ');
+  return models;
 }
 
 /** One labelled frame waiting to be committed. */
@@ -120,7 +142,7 @@ export async function commitFrames(
       objects: rows.map(({ o, id, idemKey, frameId }) => ({
         id,
         frame_id: frameId,
-        bbox: [o.fused.box.x1, o.fused.box.y1, o.fused.box.x2, o.fused.box.y2],
+        bbox: o.fused.box,
         class_id: o.classId,
         conf: o.fused.conf,
         mask_uri: uris.get(id) ?? null,

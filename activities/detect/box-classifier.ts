@@ -1,6 +1,6 @@
 import type { AppConfig } from '../../core/config';
 import { rankBoxClasses, type ClassCandidate } from '../../core/detect/classify-box';
-import type { Box } from '../../core/pii/boxes';
+import type { Box } from '../../core/geometry';
 import { residentClosedSetDetector } from './closed-set';
 import { cropFrame, decodeFrame } from './frame-image';
 
@@ -27,7 +27,7 @@ export function createBoxClassifier(config: Pick<AppConfig, 'models' | 'autolabe
       const model = await detector.acquire();
       const { crop, left, top } = await cropFrame(await decodeFrame(image), box, CROP_PAD);
       const { run } = await model.detect(crop);
-      const inCrop = { x1: box.x1 - left, y1: box.y1 - top, x2: box.x2 - left, y2: box.y2 - top };
+      const inCrop: Box = [box[0] - left, box[1] - top, box[2] - left, box[3] - top];
       // The closed-set path only ever reports 'ran'; a refusal would have thrown while loading.
       const detections = run.status === 'ran' ? run.detections : [];
       return { model: model.model, candidates: rankBoxClasses(inCrop, detections, MIN_IOU) };

@@ -232,7 +232,7 @@ async function openDetector(
     });
     const { mapped, dropped } = mapCocoDetections(boxes);
     const detections = mapped.map((d) => ({
-      box: { x1: d.x1, y1: d.y1, x2: d.x2, y2: d.y2 },
+      box: d.box,
       className: d.className,
       score: d.score,
       label: d.cocoClass,

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { cropRegion } from '../../core/geometry';
+import { cropRegion, type Box } from '../../core/geometry';
 
 /**
  * A frame as every path sees it: its size, and its pixels decoded only as far as a path needs
@@ -59,12 +59,10 @@ export const frameJpeg = async (f: FrameImage, maxSide: number): Promise<Buffer>
     .jpeg({ quality: 88 })
     .toBuffer();
 
-type PixelBox = { x1: number; y1: number; x2: number; y2: number };
-
 /** A crop of the frame around a box, grown by `pad` of its size on each side, as a JPEG no larger than `maxSide`. */
-export async function cropJpeg(f: FrameImage, box: PixelBox, pad: number, maxSide: number): Promise<Buffer> {
+export async function cropJpeg(f: FrameImage, box: Box, pad: number, maxSide: number): Promise<Buffer> {
   return raw(await f.pixels(), f.width, f.height)
-    .extract(cropRegion([box.x1, box.y1, box.x2, box.y2], pad, f, f))
+    .extract(cropRegion(box, pad, f, f))
     .resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true })
     .jpeg({ quality: 88 })
     .toBuffer();
@@ -73,10 +71,10 @@ export async function cropJpeg(f: FrameImage, box: PixelBox, pad: number, maxSid
 /** The same crop as a frame of its own, with where it sits in the frame. */
 export async function cropFrame(
   f: FrameImage,
-  box: PixelBox,
+  box: Box,
   pad: number,
 ): Promise<{ crop: FrameImage; left: number; top: number }> {
-  const region = cropRegion([box.x1, box.y1, box.x2, box.y2], pad, f, f);
+  const region = cropRegion(box, pad, f, f);
   const rgb = await raw(await f.pixels(), f.width, f.height)
     .extract(region)
     .raw()

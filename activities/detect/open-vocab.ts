@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppConfig } from '../../core/config';
 import type { PathRun } from '../../core/fusion';
+import type { Box } from '../../core/geometry';
 import { postJson } from './endpoint';
 import { frameJpeg, type DecodedFrame } from './frame-image';
 
@@ -78,20 +79,21 @@ export function createOpenVocabPath(config: Pick<AppConfig, 'autolabel'>): OpenV
               throw new Error(
                 `open-vocabulary detector answered prompt ${JSON.stringify(d.prompt)}, which was not asked`,
               );
-            const [x1, y1, x2, y2] = d.box as [number, number, number, number];
+            const [x1, y1, x2, y2] = d.box as Box;
+            const box: Box = [toX(x1), toY(y1), toX(x2), toY(y2)];
             const mask =
               d.polygons
                 ?.filter((r) => r.length >= 6 && r.length % 2 === 0)
                 .map((r) => r.map((v, i) => (i % 2 ? toY(v) : toX(v)))) ?? [];
             return {
-              box: { x1: toX(x1), y1: toY(y1), x2: toX(x2), y2: toY(y2) },
+              box,
               className,
               score: d.score,
               label: d.prompt,
               mask: mask.length ? mask : null,
             };
           })
-          .filter((d) => d.box.x2 - d.box.x1 >= 1 && d.box.y2 - d.box.y1 >= 1);
+          .filter(({ box: [x1, y1, x2, y2] }) => x2 - x1 >= 1 && y2 - y1 >= 1);
         return { path: 'open_vocab', status: 'ran', detections, model: answer.model };
       } catch (err) {
         return { path: 'open_vocab', status: 'failed', reason: (err as Error).message };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AppConfig } from '../../core/config';
 import { VERIFIER_VERDICTS, type VerifierAnswer } from '../../core/fusion';
-import type { Box } from '../../core/pii/boxes';
+import type { Box } from '../../core/geometry';
 import { postJson } from './endpoint';
 import { cropJpeg, type DecodedFrame } from './frame-image';
 

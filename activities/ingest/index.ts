@@ -4,7 +4,7 @@ import { DriveRefusedError } from '../../core/media/errors';
 import { markNearDuplicates } from '../../core/media/phash';
 import { judgeQuality, type QualityMetrics } from '../../core/media/quality';
 import type { Prisma } from '../../generated/prisma/client';
-import type { ActivityDeps } from '..';
+import type { ActivityDeps } from '../deps';
 import { recordAudit } from '../audit';
 import { readObject } from '../inspector/frame-objects';
 import { driveFrames, probeDriveMedia } from '../media/drive';

@@ -1,5 +1,5 @@
 import type { IngestJob } from '../../generated/prisma/client';
-import type { ActivityDeps } from '..';
+import type { ActivityDeps } from '../deps';
 
 /** Stages of an ingest as the job, the progress route and the jobs stream show them. */
 export type IngestStage =
@@ -71,7 +71,7 @@ export async function reportJob(
   eventType = 'ingest.progress',
 ): Promise<void> {
   const job = await deps.db.ingestJob.update({ where: { id: jobId }, data: change });
-  await deps.events?.publish('jobs', eventType, jobOut(job));
+  await deps.events.publish('jobs', eventType, jobOut(job));
 }
 
 /** Progress reports from a loop, at most one per `intervalMs`, plus the final one. */

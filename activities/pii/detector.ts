@@ -4,7 +4,7 @@ import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import type { AppConfig } from '../../core/config';
 import { UnavailableError } from '../../core/errors';
-import { scaleBox, type ScoredBox } from '../../core/pii/boxes';
+import { scaleBox, type ScoredBox } from '../../core/geometry';
 import { isPlateShaped, mergeTextLines, toRedactionRegion, type PiiRegion } from '../../core/pii/regions';
 import { decodeTextMap, textInputSize } from '../../core/pii/text-map';
 import { decodeYunet, yunetInputSide, type YunetOutputs } from '../../core/pii/yunet';
@@ -106,9 +106,10 @@ async function detectFaces(
   const out = await models.face.run({ [models.face.inputNames[0]!]: input });
   const outputs: YunetOutputs = {};
   for (const [name, tensor] of Object.entries(out)) outputs[name] = tensor.data as Float32Array;
-  return decodeYunet(outputs, inW, inH, { minScore: config.pii.faceMinScore }).map((b) =>
-    scaleBox(b, w / rw, h / rh),
-  );
+  return decodeYunet(outputs, inW, inH, { minScore: config.pii.faceMinScore }).map((f) => ({
+    ...f,
+    box: scaleBox(f.box, w / rw, h / rh),
+  }));
 }
 
 const DB_MEAN = [0.485, 0.456, 0.406];
@@ -135,7 +136,7 @@ async function detectText(
     binaryThreshold: config.pii.textBinaryThreshold,
     minBoxScore: config.pii.textMinBoxScore,
   });
-  return boxes.map((b) => scaleBox(b, w / mw!, h / mh!));
+  return boxes.map((b) => ({ ...b, box: scaleBox(b.box, w / mw!, h / mh!) }));
 }
 
 export async function detectPii(

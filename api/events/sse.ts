@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { EventHub, EventStream, StreamEvent } from './event-hub';
+import type { EventHub, EventStream, StreamEvent } from '../../runtime/event-hub';
 
 /**
  * Serves one server-sent event stream: a `ready` event, then every hub event of `stream` that

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DeclaredRoute } from './route-group';
+import { pathParamNames, type DeclaredRoute, type RouteSpec } from './route-group';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -26,46 +26,70 @@ const problemResponse = (description: string) => ({
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
+/**
+ * Every status a route can answer, derived from what the router does with its declaration: the
+ * guards answer 401/403 (and 429, for every caller), validation answers 422 wherever a path
+ * parameter, query or body is parsed, a body adds 400 (not JSON) and 415 (not application/json).
+ */
+function responsesOf(spec: RouteSpec): Record<string, unknown> {
+  const success = spec.respondsItself
+    ? { description: 'success', content: { [spec.respondsItself.contentType]: {} } }
+    : {
+        description: 'success',
+        content: {
+          'application/json': {
+            schema: spec.response ? { $ref: `#/components/schemas/${spec.response.name}` } : {},
+          },
+        },
+      };
+  return {
+    [String(spec.successStatus ?? 200)]: success,
+    ...(spec.access === 'public'
+      ? {}
+      : { 401: problemResponse('no valid token'), 403: problemResponse('role too low') }),
+    ...(spec.params || spec.body || spec.query
+      ? { 422: problemResponse('invalid path parameter, query or body; `errors` names each field') }
+      : {}),
+    ...(spec.body
+      ? {
+          400: problemResponse('body is not valid JSON'),
+          413: problemResponse('body larger than the JSON limit'),
+          415: problemResponse('body is not application/json'),
+        }
+      : {}),
+    429: problemResponse('request budget spent; Retry-After says when to try again'),
+    ...Object.fromEntries(
+      Object.entries(spec.statuses ?? {}).map(([status, d]) => [status, problemResponse(d)]),
+    ),
+  };
+}
+
 /** OpenAPI 3.1 document generated from the same declarations (and zod schemas) that validate requests. */
 export function buildOpenApi(routes: DeclaredRoute[], info: { title: string; version: string }): JsonSchema {
   const schemas: Record<string, JsonSchema> = { Problem: problemSchema };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const { spec } = route;
+    const pathSchemas = spec.params
+      ? ((
+          z.toJSONSchema(spec.params, { io: 'input', unrepresentable: 'any' }) as {
+            properties?: Record<string, JsonSchema>;
+          }
+        ).properties ?? {})
+      : {};
     const operation: Record<string, unknown> = {
       tags: [route.group],
       summary: spec.summary,
       operationId: `${route.method}${route.path.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       security: spec.access === 'public' ? [] : [{ bearer: [] }],
       'x-required-role': spec.access,
-      parameters: [...route.path.matchAll(/\{([a-z_0-9]+)\}/gi)].map((m) => ({
-        name: m[1],
+      parameters: pathParamNames(route.path).map((name) => ({
+        name,
         in: 'path',
         required: true,
-        schema: { type: 'string' },
+        schema: pathSchemas[name] ?? { type: 'string' },
       })),
-      responses: {
-        [String(spec.successStatus ?? 200)]: spec.response
-          ? {
-              description: 'success',
-              content: {
-                'application/json': { schema: { $ref: `#/components/schemas/${spec.response.name}` } },
-              },
-            }
-          : { description: 'success' },
-        ...(spec.access === 'public'
-          ? {}
-          : { 401: problemResponse('no valid token'), 403: problemResponse('role too low') }),
-        ...(spec.body || spec.query
-          ? {
-              422: problemResponse('invalid request; `errors` names each field'),
-              400: problemResponse('body is not valid JSON'),
-            }
-          : {}),
-        ...Object.fromEntries(
-          Object.entries(spec.statuses ?? {}).map(([status, d]) => [status, problemResponse(d)]),
-        ),
-      },
+      responses: responsesOf(spec),
     };
     if (spec.streamToken) {
       (operation.parameters as unknown[]).push({
@@ -82,7 +106,8 @@ export function buildOpenApi(routes: DeclaredRoute[], info: { title: string; ver
         unrepresentable: 'any',
       }) as JsonSchema;
       operation.requestBody = {
-        required: true,
+        // The router reads a missing body as `{}`; it is optional exactly where `{}` is valid.
+        required: !spec.body.schema.safeParse({}).success,
         content: { 'application/json': { schema: { $ref: `#/components/schemas/${spec.body.name}` } } },
       };
     }

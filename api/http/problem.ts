@@ -8,6 +8,7 @@ import {
   NotAllowedError,
   NotAuthenticatedError,
   NotFoundError,
+  NotReadyError,
   RefusedError,
   TooManyRequestsError,
   UnavailableError,
@@ -36,6 +37,7 @@ const STATUS_BY_ERROR: Array<[new (...args: never[]) => DomainError, number, str
   [ConflictError, 409, 'conflict'],
   [RefusedError, 422, 'refused'],
   [TooManyRequestsError, 429, 'rate-limited'],
+  [NotReadyError, 503, 'not-ready'],
   [UnavailableError, 503, 'unavailable'],
 ];
 
@@ -92,6 +94,14 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         'error',
       ];
       if (err instanceof TooManyRequestsError) res.setHeader('Retry-After', String(err.retryAfterSeconds));
+      // RFC 6750 §3: a 401 names the scheme; a token that was sent but refused is `invalid_token`.
+      if (err instanceof NotAuthenticatedError)
+        res.setHeader(
+          'WWW-Authenticate',
+          req.headers.authorization
+            ? 'Bearer realm="drivelab", error="invalid_token"'
+            : 'Bearer realm="drivelab"',
+        );
       if (status >= 500) logger.error({ err, req_id: req.id }, 'request failed');
       sendProblem(res, {
         status,

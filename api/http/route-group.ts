@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { InputError } from '../../core/errors';
 import type { Principal, Role } from '../auth/principal';
 
@@ -17,42 +17,67 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
  */
 export type Access = 'public' | 'bootstrap' | Role;
 
-export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
+/** Path parameters, by name as the path writes them (`{object_id}`). */
+export type PathParams = z.ZodObject;
+
+export interface RouteSpec {
   summary: string;
   access: Access;
   /** Request body schema; its `name` (the spec's model name, e.g. `BulkReviewIn`) labels it in OpenAPI. */
-  body?: B extends z.ZodType ? { name: string; schema: B } : undefined;
-  query?: Q;
+  body?: { name: string; schema: z.ZodType };
+  query?: z.ZodType;
+  /**
+   * Every `{name}` of the path, with its schema; a value that does not parse answers 422 naming
+   * `path.<name>` before the handler runs. Required when the path has parameters.
+   */
+  params?: PathParams;
   /** Event streams may take the token from `?token=` (spec Authentication 6); no other route can. */
   streamToken?: boolean;
-  /** Status of a successful answer when not 200 (201 for a create). */
+  /** Status of a successful answer when not 200 (201 for a create, 202 for a started workflow). */
   successStatus?: number;
   /** A response schema when the route declares one, for OpenAPI. */
   response?: { name: string; schema: z.ZodType };
-  /** Extra statuses worth documenting (beyond 401/403/422 which every authenticated route has). */
+  /**
+   * The handler writes the response itself (a stream, an image) instead of returning a JSON
+   * body; the media type it writes, for OpenAPI. Every other handler must return its body, so a
+   * forgotten `return` is a type error rather than a request left hanging.
+   */
+  respondsItself?: { contentType: string };
+  /** Error statuses the handler may answer (401/403/422/429 follow from the declaration itself). */
   statuses?: Record<number, string>;
 }
 
-export interface RouteContext<B, Q> {
+type BodyOf<S> = S extends { body: { schema: infer X extends z.ZodType } } ? z.infer<X> : undefined;
+type QueryOf<S> = S extends { query: infer X extends z.ZodType } ? z.infer<X> : undefined;
+type ParamsOf<S> = S extends { params: infer X extends z.ZodType } ? z.infer<X> : Record<string, never>;
+/** A public route has no caller; a bootstrap route has one once the first user exists. */
+type PrincipalOf<S> = S extends { access: 'public' }
+  ? undefined
+  : S extends { access: 'bootstrap' }
+    ? Principal | undefined
+    : Principal;
+
+export interface RouteContext<S> {
   req: Request;
   res: Response;
-  body: B;
-  query: Q;
-  /** The authenticated caller; undefined only on public routes. */
-  principal: Principal | undefined;
-  params: Record<string, string>;
+  body: BodyOf<S>;
+  query: QueryOf<S>;
+  params: ParamsOf<S>;
+  principal: PrincipalOf<S>;
 }
 
-type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+/** A JSON body: anything but `undefined`, which would leave the request unanswered. */
+export type JsonBody = object | string | number | boolean | null;
+type ResultOf<S> = S extends { respondsItself: object } ? void : JsonBody;
 
-export type RouteHandler<B, Q> = (ctx: RouteContext<B, Q>) => Promise<unknown> | unknown;
+export type RouteHandler<S> = (ctx: RouteContext<S>) => Promise<ResultOf<S>> | ResultOf<S>;
 
 export interface DeclaredRoute {
   group: string;
   method: Method;
   /** Path in the spec's notation: `/api/users/{user_id}/token`. */
   path: string;
-  spec: RouteSpec<z.ZodType | undefined, z.ZodType | undefined>;
+  spec: RouteSpec;
 }
 
 /** Hooks the app supplies: resolving the caller and enforcing per-principal rate limits. */
@@ -78,7 +103,11 @@ export function zodFieldErrors(error: z.ZodError, prefix: string): Array<{ field
   });
 }
 
-function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query'): z.infer<S> {
+function parseOrThrow<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  where: 'body' | 'query' | 'path',
+): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const errors = zodFieldErrors(result.error, where);
@@ -89,62 +118,64 @@ function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, where: 'bo
 }
 
 const expressPath = (specPath: string): string => specPath.replace(/\{([a-z_0-9]+)\}/gi, ':$1');
+export const pathParamNames = (specPath: string): string[] =>
+  [...specPath.matchAll(/\{([a-z_0-9]+)\}/gi)].map((m) => m[1]!);
+
+/** Path parameters that are UUIDs (object, frame, session, job ids …). */
+export function uuidParams<const K extends string>(...names: K[]): z.ZodObject<Record<K, z.ZodUUID>> {
+  return z.object(Object.fromEntries(names.map((n) => [n, z.uuid()])) as Record<K, z.ZodUUID>);
+}
+
+/** Declarations that cannot serve are refused when the group is built, not at the first request. */
+function checkDeclaration(method: Method, path: string, spec: RouteSpec): void {
+  const where = `${method.toUpperCase()} ${path}`;
+  const inPath = pathParamNames(path).sort();
+  const declared = Object.keys(spec.params?.shape ?? {}).sort();
+  if (inPath.join() !== declared.join())
+    throw new Error(`${where}: path parameters {${inPath.join(', ')}} declared as {${declared.join(', ')}}`);
+  for (const status of Object.keys(spec.statuses ?? {}))
+    if (Number(status) < 400) throw new Error(`${where}: statuses lists errors; a success is successStatus`);
+}
 
 export class RouteGroup {
   readonly routes: DeclaredRoute[] = [];
-  private readonly handlers: Array<{ route: DeclaredRoute; handler: RouteHandler<unknown, unknown> }> = [];
+  private readonly handlers: Array<{ route: DeclaredRoute; handler: RouteHandler<RouteSpec> }> = [];
 
   constructor(readonly name: string) {}
 
-  private add<B extends z.ZodType | undefined, Q extends z.ZodType | undefined>(
-    method: Method,
-    path: string,
-    spec: RouteSpec<B, Q>,
-    handler: RouteHandler<Infer<B>, Infer<Q>>,
-  ): this {
-    const route: DeclaredRoute = { group: this.name, method, path, spec: spec as DeclaredRoute['spec'] };
+  private add(method: Method, path: string, spec: RouteSpec, handler: (ctx: never) => unknown): this {
+    checkDeclaration(method, path, spec);
+    const route: DeclaredRoute = { group: this.name, method, path, spec };
     this.routes.push(route);
-    this.handlers.push({ route, handler: handler as RouteHandler<unknown, unknown> });
+    this.handlers.push({ route, handler: handler as RouteHandler<RouteSpec> });
     return this;
   }
 
-  get<Q extends z.ZodType | undefined = undefined>(
+  get<const S extends RouteSpec & { body?: undefined }>(
     path: string,
-    spec: RouteSpec<undefined, Q>,
-    handler: RouteHandler<undefined, Infer<Q>>,
+    spec: S,
+    handler: RouteHandler<S>,
   ): this {
     return this.add('get', path, spec, handler);
   }
-  post<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
-    path: string,
-    spec: RouteSpec<B, Q>,
-    handler: RouteHandler<Infer<B>, Infer<Q>>,
-  ): this {
+  post<const S extends RouteSpec>(path: string, spec: S, handler: RouteHandler<S>): this {
     return this.add('post', path, spec, handler);
   }
-  put<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
-    path: string,
-    spec: RouteSpec<B, Q>,
-    handler: RouteHandler<Infer<B>, Infer<Q>>,
-  ): this {
+  put<const S extends RouteSpec>(path: string, spec: S, handler: RouteHandler<S>): this {
     return this.add('put', path, spec, handler);
   }
-  patch<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
-    path: string,
-    spec: RouteSpec<B, Q>,
-    handler: RouteHandler<Infer<B>, Infer<Q>>,
-  ): this {
+  patch<const S extends RouteSpec>(path: string, spec: S, handler: RouteHandler<S>): this {
     return this.add('patch', path, spec, handler);
   }
-  delete<Q extends z.ZodType | undefined = undefined>(
+  delete<const S extends RouteSpec & { body?: undefined }>(
     path: string,
-    spec: RouteSpec<undefined, Q>,
-    handler: RouteHandler<undefined, Infer<Q>>,
+    spec: S,
+    handler: RouteHandler<S>,
   ): this {
     return this.add('delete', path, spec, handler);
   }
 
-  /** Builds the Express router. Handlers return the JSON body (201/200) or write the response themselves. */
+  /** Builds the Express router. Handlers return the JSON body, or write the response when they say so. */
   toRouter(guards: RouteGuards): Router {
     const router = Router();
     for (const { route, handler } of this.handlers) {
@@ -167,6 +198,7 @@ export class RouteGroup {
             guards.authorize(principal, required);
           }
           await guards.limit(req, principal);
+          const params = spec.params ? parseOrThrow(spec.params, req.params, 'path') : {};
           const body = spec.body ? parseOrThrow(spec.body.schema, req.body ?? {}, 'body') : undefined;
           const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : undefined;
           const result = await handler({
@@ -175,13 +207,17 @@ export class RouteGroup {
             body,
             query,
             principal,
-            params: req.params as Record<string, string>,
-          });
-          if (!res.headersSent && result !== undefined) {
-            // A handler that chose a status (202 for a started workflow) keeps it.
-            if (res.statusCode === 200 && spec.successStatus) res.status(spec.successStatus);
-            res.json(result);
-          }
+            params,
+          } as RouteContext<RouteSpec>);
+          if (spec.respondsItself) return;
+          if (res.headersSent)
+            throw new Error(
+              `${route.method} ${route.path} wrote its response without declaring respondsItself`,
+            );
+          if (result === undefined) throw new Error(`${route.method} ${route.path} returned no body`);
+          // A handler that chose a status (202 for a started workflow) keeps it.
+          if (res.statusCode === 200 && spec.successStatus) res.status(spec.successStatus);
+          res.json(result);
         } catch (err) {
           next(err);
         }

@@ -1,17 +1,15 @@
 import { z } from 'zod';
-import { uuidParam } from '../../http/params';
-import { NotFoundError } from '../../../core/errors';
-import { INSPECTOR_VERSION, type GateDecision } from '../../../core/health';
-import type { Frame, Session, SessionHealth } from '../../../generated/prisma/client';
-import type { Db } from '../../../activities/db';
+import { NotFoundError } from '../../core/errors';
+import { INSPECTOR_VERSION, type GateDecision } from '../../core/health';
+import type { Frame, Session, SessionHealth } from '../../generated/prisma/client';
+import type { Db } from '../../activities/db';
 
 /**
  * Reads shared by the session-health, inspector, meta (sessions) and objects (frames) routes: path
  * ids, lookups that answer 404, and the JSON shapes of sessions, frames and health rows.
  */
 
-export async function findSession(db: Db, params: Record<string, string>): Promise<Session> {
-  const id = uuidParam(params, 'session_id');
+export async function findSession(db: Db, id: string): Promise<Session> {
   const session = await db.session.findUnique({ where: { id } });
   if (!session) throw new NotFoundError(`no session ${id}`);
   return session;

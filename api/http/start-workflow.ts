@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Response } from 'express';
-import { ConflictError } from '../../../core/errors';
-import type { AppDeps } from '../../deps';
+import { ConflictError } from '../../core/errors';
+import type { AppDeps } from '../deps';
 
 /**
  * Starts a workflow under its business id and answers 202 with a Location to watch; Temporal

@@ -22,7 +22,7 @@ const obj = (
   x2: number,
   y2: number,
   trackKey?: string,
-): CriticObject => ({ key, className, l1, box: { x1, y1, x2, y2 }, trackKey: trackKey ?? null });
+): CriticObject => ({ key, className, l1, box: [x1, y1, x2, y2], trackKey: trackKey ?? null });
 const frame = (objects: CriticObject[], timestampMs = 0, egoSpeedMps: number | null = null): CriticFrame => ({
   timestampMs,
   width: W,
@@ -102,7 +102,7 @@ describe('critic', () => {
       ctx(frame([{ ...standing[0]!, key: 'c0', className: 'car', l1: 'vehicle' }], 0, 0)),
     );
     expect(car.get('c')!.vetoes).toEqual([]);
-    expect(groundPoint({ x1: 0, y1: 0, x2: 10, y2: 300 }, cam)).toBeNull();
+    expect(groundPoint([0, 0, 10, 300], cam)).toBeNull();
   });
 
   it('motion is skipped without ego speed', () => {

@@ -1,4 +1,4 @@
-import { boxArea, iou, type Box } from '../pii/boxes';
+import { boxArea, iou, type Box } from '../geometry';
 import type { ObjectRoute } from '../routing';
 
 /**
@@ -93,7 +93,7 @@ export interface CriticVerdict {
   skipped: Array<{ check: CriticCheck; reason: string }>;
 }
 
-const centroid = (b: Box): [number, number] => [(b.x1 + b.x2) / 2, (b.y1 + b.y2) / 2];
+const centroid = (b: Box): [number, number] => [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2];
 const includes = <T extends string>(list: readonly T[], v: string): boolean =>
   (list as readonly string[]).includes(v);
 
@@ -131,10 +131,10 @@ export function associate(
 
 /** Ground position (metres: lateral X, forward Z) of a box's bottom centre; null at or above the horizon. */
 export function groundPoint(b: Box, cam: EgoCamera): { x: number; z: number } | null {
-  const below = b.y2 - horizonRow(cam);
+  const below = b[3] - horizonRow(cam);
   if (below <= 0) return null;
   const z = (cam.heightM * cam.fy) / below;
-  return { x: (((b.x1 + b.x2) / 2 - cam.cx) * z) / cam.fx, z };
+  return { x: (((b[0] + b[2]) / 2 - cam.cx) * z) / cam.fx, z };
 }
 
 function temporal(o: CriticObject, prev: CriticObject | undefined, frame: CriticFrame): Veto | null {
@@ -163,10 +163,11 @@ function geometric(o: CriticObject, ctx: CriticContext, frame: CriticFrame): Vet
   const horizon = horizonRow(ctx.camera);
   // A box whose bottom sits a hair above the horizon is a far object on a slight rise, not an error.
   const tolerance = 0.02 * frame.height;
-  if (o.box.y2 < horizon - tolerance) {
+  const bottom = o.box[3];
+  if (bottom < horizon - tolerance) {
     return {
       check: 'geometric',
-      reason: `box bottom (y ${o.box.y2.toFixed(0)}) is above the horizon (y ${horizon.toFixed(0)}): its ground ray never meets the road`,
+      reason: `box bottom (y ${bottom.toFixed(0)}) is above the horizon (y ${horizon.toFixed(0)}): its ground ray never meets the road`,
       detail: { horizon_y: horizon, camera: ctx.cameraSource },
     };
   }
@@ -201,7 +202,8 @@ function motion(
 }
 
 function crossModal(o: CriticObject, lidar: ReadonlyArray<readonly [number, number]>): Veto | null {
-  const n = lidar.filter(([u, v]) => u >= o.box.x1 && u <= o.box.x2 && v >= o.box.y1 && v <= o.box.y2).length;
+  const [x1, y1, x2, y2] = o.box;
+  const n = lidar.filter(([u, v]) => u >= x1 && u <= x2 && v >= y1 && v <= y2).length;
   if (n < CRITIC_CONSTANTS.minLidarPoints)
     return {
       check: 'cross_modal',
@@ -213,12 +215,13 @@ function crossModal(o: CriticObject, lidar: ReadonlyArray<readonly [number, numb
 
 function relationship(o: CriticObject, frame: CriticFrame): Veto | null {
   if (!includes(RIDER_CLASSES, o.className)) return null;
-  const lower: Box = { x1: o.box.x1, y1: (o.box.y1 + o.box.y2) / 2, x2: o.box.x2, y2: o.box.y2 };
+  const [x1, y1, x2, y2] = o.box;
+  const lower: Box = [x1, (y1 + y2) / 2, x2, y2];
   const area = boxArea(lower);
   const supported = frame.objects.some((t) => {
     if (t.l1 !== TWO_WHEELER_L1) return false;
-    const ix = Math.max(0, Math.min(lower.x2, t.box.x2) - Math.max(lower.x1, t.box.x1));
-    const iy = Math.max(0, Math.min(lower.y2, t.box.y2) - Math.max(lower.y1, t.box.y1));
+    const ix = Math.max(0, Math.min(lower[2], t.box[2]) - Math.max(lower[0], t.box[0]));
+    const iy = Math.max(0, Math.min(lower[3], t.box[3]) - Math.max(lower[1], t.box[1]));
     return area > 0 && (ix * iy) / area >= RIDER_SUPPORT_COVER;
   });
   return supported

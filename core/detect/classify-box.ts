@@ -1,4 +1,4 @@
-import { iou, type Box } from '../pii/boxes';
+import { iou, type Box } from '../geometry';
 
 export interface ClassCandidate {
   className: string;

@@ -65,13 +65,13 @@ describe('YOLOX decode', () => {
     expect(car.score).toBeCloseTo(0.72);
     // car: centre ((20.5)·8, (10.5)·8) = (164, 84), size (32, 16) in input pixels; ×1280/416 in the frame
     const k = 1280 / 416;
-    expect(car.x1).toBeCloseTo((164 - 16) * k, 3);
-    expect(car.y1).toBeCloseTo((84 - 8) * k, 3);
-    expect(car.x2).toBeCloseTo((164 + 16) * k, 3);
-    expect(car.y2).toBeCloseTo((84 + 8) * k, 3);
+    expect(car.box[0]).toBeCloseTo((164 - 16) * k, 3);
+    expect(car.box[1]).toBeCloseTo((84 - 8) * k, 3);
+    expect(car.box[2]).toBeCloseTo((164 + 16) * k, 3);
+    expect(car.box[3]).toBeCloseTo((84 + 8) * k, 3);
     // person: centre (5·32, 3·32) = (160, 96), size 32×32
-    expect(person.x1).toBeCloseTo(144 * k, 3);
-    expect(person.y2).toBeCloseTo(112 * k, 3);
+    expect(person.box[0]).toBeCloseTo(144 * k, 3);
+    expect(person.box[3]).toBeCloseTo(112 * k, 3);
   });
 
   it('suppresses overlaps within a class but not across classes, and drops weak anchors', () => {
@@ -88,10 +88,10 @@ describe('YOLOX decode', () => {
   });
 
   it('clips to the frame and refuses a head of the wrong size', () => {
-    const clipped = toFrame({ x1: -10, y1: 5, x2: 500, y2: 300, score: 1 }, lb);
-    expect(clipped.x1).toBe(0);
-    expect(clipped.x2).toBe(1280);
-    expect(clipped.y2).toBe(720);
+    const clipped = toFrame({ box: [-10, 5, 500, 300], score: 1 }, lb);
+    expect(clipped.box[0]).toBe(0);
+    expect(clipped.box[2]).toBe(1280);
+    expect(clipped.box[3]).toBe(720);
     expect(() => decodeYolox(new Float32Array(10), lb, NC, { minScore: 0.3, nmsIou: 0.45 })).toThrow(
       /3549×85/,
     );
@@ -100,11 +100,11 @@ describe('YOLOX decode', () => {
   it('maps back by the scale the resize applied on each axis: the scaled edges are the frame edges', () => {
     const odd = letterbox(1000, 700, S); // 416 × round(291.2) = 291: the y scale is 291/700, not 416/1000
     expect([odd.scaledWidth, odd.scaledHeight]).toEqual([416, 291]);
-    const edges = toFrame({ x1: 0, y1: 0, x2: 416, y2: 291, score: 1 }, odd);
-    expect([edges.x1, edges.y1, edges.x2, edges.y2]).toEqual([0, 0, 1000, 700]);
-    const mid = toFrame({ x1: 208, y1: 145.5, x2: 208, y2: 145.5, score: 1 }, odd);
-    expect(mid.x1).toBeCloseTo(500, 9);
-    expect(mid.y1).toBeCloseTo(350, 9);
+    const edges = toFrame({ box: [0, 0, 416, 291], score: 1 }, odd);
+    expect(edges.box).toEqual([0, 0, 1000, 700]);
+    const mid = toFrame({ box: [208, 145.5, 208, 145.5], score: 1 }, odd);
+    expect(mid.box[0]).toBeCloseTo(500, 9);
+    expect(mid.box[1]).toBeCloseTo(350, 9);
   });
 });
 

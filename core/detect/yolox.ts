@@ -1,4 +1,4 @@
-import { nms, type ScoredBox } from '../pii/boxes';
+import { nms, type Box, type ScoredBox } from '../geometry';
 
 /**
  * YOLOX's input and raw head (../shared/models/MODELS.md). The network sees a square image of
@@ -121,7 +121,7 @@ export function decodeYolox(
       const cy = (raw[o + 1]! + Math.floor(i / cells)) * s;
       const w = Math.exp(raw[o + 2]!) * s;
       const h = Math.exp(raw[o + 3]!) * s;
-      candidates.push({ x1: cx - w / 2, y1: cy - h / 2, x2: cx + w / 2, y2: cy + h / 2, score, classIndex });
+      candidates.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score, classIndex });
     }
   }
   const byClass = new Map<number, ClassBox[]>();
@@ -133,7 +133,7 @@ export function decodeYolox(
   const kept = [...byClass.values()].flatMap((boxes) => nms(boxes, opts.nmsIou));
   return kept
     .map((b) => toFrame(b, lb))
-    .filter((b) => b.x2 - b.x1 >= 1 && b.y2 - b.y1 >= 1)
+    .filter(({ box: [x1, y1, x2, y2] }) => x2 - x1 >= 1 && y2 - y1 >= 1)
     .sort((a, b) => b.score - a.score);
 }
 
@@ -149,5 +149,7 @@ export function toFrame<T extends ScoredBox>(b: T, lb: Letterbox): T {
   const sy = lb.height / lb.scaledHeight;
   const x = (v: number) => clamp((v - lb.padX) * sx, lb.width);
   const y = (v: number) => clamp((v - lb.padY) * sy, lb.height);
-  return { ...b, x1: x(b.x1), y1: y(b.y1), x2: x(b.x2), y2: y(b.y2) };
+  const [x1, y1, x2, y2] = b.box;
+  const box: Box = [x(x1), y(y1), x(x2), y(y2)];
+  return { ...b, box };
 }

@@ -1,6 +1,7 @@
 import { applyVerifierAnswer, entropyBits, fuseDetections, ranPaths, type PathRun } from '.';
+import type { Box } from '../geometry';
 
-const box = (x1: number, y1: number, x2: number, y2: number) => ({ x1, y1, x2, y2 });
+const box = (x1: number, y1: number, x2: number, y2: number): Box => [x1, y1, x2, y2];
 
 describe('weighted box fusion', () => {
   it('merges what two paths both saw: score-weighted box, full agreement, zero entropy', () => {
@@ -20,8 +21,8 @@ describe('weighted box fusion', () => {
     ];
     const [car, ...rest] = fuseDetections(runs, { iouThreshold: 0.55 });
     expect(rest).toHaveLength(0);
-    expect(car!.box.x1).toBeCloseTo((0 * 0.9 + 10 * 0.3) / 1.2);
-    expect(car!.box.x2).toBeCloseTo((100 * 0.9 + 110 * 0.3) / 1.2);
+    expect(car!.box[0]).toBeCloseTo((0 * 0.9 + 10 * 0.3) / 1.2);
+    expect(car!.box[2]).toBeCloseTo((100 * 0.9 + 110 * 0.3) / 1.2);
     expect(car!.paths).toEqual(['closed_set', 'open_vocab']);
     expect(car!.agreement).toBe(1);
     expect(car!.entropy).toBe(0);

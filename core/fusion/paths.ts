@@ -1,4 +1,4 @@
-import type { Box } from '../pii/boxes';
+import type { Box } from '../geometry';
 
 /**
  * The three auto-label paths. The two detectors propose boxes; the verifier, asked only about the

@@ -1,4 +1,4 @@
-import { iou, type Box } from '../pii/boxes';
+import { iou, type Box } from '../geometry';
 import type { DetectorPath, FusionPath, PathDetection, PathRun } from './paths';
 
 /**
@@ -55,8 +55,8 @@ interface Cluster {
 
 function weightedBox(members: readonly Member[]): Box {
   const total = members.reduce((s, m) => s + m.score, 0) || 1;
-  const avg = (k: keyof Box) => members.reduce((s, m) => s + m.box[k] * m.score, 0) / total;
-  return { x1: avg('x1'), y1: avg('y1'), x2: avg('x2'), y2: avg('y2') };
+  const avg = (i: 0 | 1 | 2 | 3) => members.reduce((s, m) => s + m.box[i] * m.score, 0) / total;
+  return [avg(0), avg(1), avg(2), avg(3)];
 }
 
 export function entropyBits(distribution: Record<string, number>): number {
@@ -143,5 +143,5 @@ export function fuseDetections(runs: readonly PathRun[], opts: FusionOptions): F
   const pathsRan = ran.map((r) => r.path);
   return clusters
     .map((c) => summarise(c.box, c.members, pathsRan, c.mask))
-    .sort((a, b) => b.conf - a.conf || a.box.x1 - b.box.x1 || a.box.y1 - b.box.y1);
+    .sort((a, b) => b.conf - a.conf || a.box[0] - b.box[0] || a.box[1] - b.box[1]);
 }

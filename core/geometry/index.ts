@@ -1,3 +1,4 @@
+export * from './boxes';
 export * from './shapes';
 export * from './object-shape';
 export * from './crop';

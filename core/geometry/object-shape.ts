@@ -1,4 +1,5 @@
 import { InputError } from '../errors';
+import type { Box } from './boxes';
 import {
   checkKeypoints,
   clampPolylines,
@@ -7,7 +8,6 @@ import {
   enclosingBox,
   rotatedCorners,
   unionBox,
-  type Box,
   type FrameSize,
 } from './shapes';
 

@@ -1,4 +1,5 @@
 import { InputError } from '../errors';
+import type { Box } from './boxes';
 
 /**
  * Geometry of annotation objects, in frame pixels. A box is [x1, y1, x2, y2] (docs/database.md);
@@ -11,8 +12,6 @@ import { InputError } from '../errors';
  * - polyline vertices are clamped into the frame (a polyline is a path, not an area);
  * - keypoints must lie inside the frame.
  */
-
-export type Box = [number, number, number, number];
 
 export interface FrameSize {
   width: number;

@@ -1,6 +1,6 @@
-import { BadRequestError } from '../errors';
+import { BadRequestError, ConflictError, NotAllowedError } from '../errors';
 import { checkAssetMove } from './assets';
-import { clampStateForRole, OBJECT_STATES, parseObjectState } from './states';
+import { clampStateForRole, OBJECT_STATES, parseObjectState, stateAfterEdit } from './states';
 
 describe('object states', () => {
   it('accepts the six listed states and answers 400-class errors for others', () => {
@@ -22,12 +22,42 @@ describe('object states', () => {
 
 describe('asset lifecycle', () => {
   it('allows the listed moves and refuses the others', () => {
-    expect(() => checkAssetMove('new', 'in_progress')).not.toThrow();
-    expect(() => checkAssetMove('submitted', 'reviewed')).not.toThrow();
-    expect(() => checkAssetMove('reviewed', 'in_progress')).not.toThrow();
-    expect(() => checkAssetMove('archived', 'new')).not.toThrow();
-    expect(() => checkAssetMove('new', 'reviewed')).toThrow(/allowed: in_progress, archived/);
-    expect(() => checkAssetMove('archived', 'reviewed')).toThrow();
-    expect(() => checkAssetMove('bogus', 'new')).toThrow(/none/);
+    expect(() => checkAssetMove('new', 'in_progress', 'annotator')).not.toThrow();
+    expect(() => checkAssetMove('submitted', 'reviewed', 'reviewer')).not.toThrow();
+    expect(() => checkAssetMove('reviewed', 'in_progress', 'reviewer')).not.toThrow();
+    expect(() => checkAssetMove('archived', 'new', 'admin')).not.toThrow();
+    expect(() => checkAssetMove('new', 'reviewed', 'admin')).toThrow(/allowed: in_progress, archived/);
+    expect(() => checkAssetMove('archived', 'reviewed', 'admin')).toThrow(ConflictError);
+    expect(() => checkAssetMove('bogus', 'new', 'admin')).toThrow(/none/);
+  });
+
+  it('leaves judging and retiring work to reviewers: an annotator starts, submits and withdraws', () => {
+    for (const [from, to] of [
+      ['new', 'in_progress'],
+      ['in_progress', 'submitted'],
+      ['submitted', 'in_progress'],
+    ] as const)
+      expect(() => checkAssetMove(from, to, 'annotator')).not.toThrow();
+    for (const [from, to] of [
+      ['submitted', 'reviewed'],
+      ['reviewed', 'in_progress'],
+      ['new', 'archived'],
+      ['submitted', 'archived'],
+      ['archived', 'new'],
+    ] as const) {
+      expect(() => checkAssetMove(from, to, 'annotator')).toThrow(NotAllowedError);
+      expect(() => checkAssetMove(from, to, 'reviewer')).not.toThrow();
+    }
+  });
+});
+
+describe('an edit of judged content', () => {
+  it('sends it back to review when an annotator makes it, and keeps a reviewer’s verdict', () => {
+    for (const judged of ['accepted', 'rejected', 'auto_accept'])
+      expect(stateAfterEdit(judged, 'annotator')).toEqual({ state: 'submitted', reopened: true });
+    for (const open of ['review', 'annotate', 'submitted'])
+      expect(stateAfterEdit(open, 'annotator')).toEqual({ state: open, reopened: false });
+    for (const role of ['reviewer', 'admin'] as const)
+      expect(stateAfterEdit('accepted', role)).toEqual({ state: 'accepted', reopened: false });
   });
 });

@@ -41,3 +41,16 @@ export function clampStateForRole(
   else if (VERDICTS.includes(requested) && role === 'annotator') state = 'submitted';
   return { state, clamped: state !== requested };
 }
+
+/**
+ * The state an object or annotation takes when a person changes what it says (its geometry, label
+ * or payload) without setting a state. A verdict (`accepted`, `rejected`) or a machine
+ * `auto_accept` judged the old content, not the new: when an annotator changes it, it goes to
+ * `submitted`, handed in for review (the same rule that clamps an annotator's verdict on create).
+ * Reviewers and admins hold verdicts, so their edits keep the state.
+ */
+export function stateAfterEdit(current: string, role: CallerRole): { state: string; reopened: boolean } {
+  const judged = current === 'auto_accept' || (VERDICTS as readonly string[]).includes(current);
+  if (role === 'annotator' && judged) return { state: 'submitted', reopened: true };
+  return { state: current, reopened: false };
+}

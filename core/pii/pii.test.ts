@@ -1,19 +1,6 @@
-import { expandBox, iou, nms } from './boxes';
 import { isPlateShaped, mergeTextLines, pixelateBlock, toRedactionRegion } from './regions';
 import { decodeTextMap, textInputSize } from './text-map';
 import { decodeYunet, yunetInputSide } from './yunet';
-
-describe('boxes', () => {
-  it('computes IoU and suppresses overlapping lower-scored boxes', () => {
-    const a = { x1: 0, y1: 0, x2: 10, y2: 10, score: 0.9 };
-    const b = { x1: 5, y1: 0, x2: 15, y2: 10, score: 0.8 };
-    const c = { x1: 1, y1: 1, x2: 11, y2: 11, score: 0.7 };
-    expect(iou(a, b)).toBeCloseTo(50 / 150);
-    expect(iou(a, { x1: 20, y1: 20, x2: 30, y2: 30 })).toBe(0);
-    expect(nms([c, b, a], 0.5)).toEqual([a, b]);
-    expect(expandBox(a, 0.5, 12, 100)).toMatchObject({ x1: 0, y1: 0, x2: 12, y2: 15 });
-  });
-});
 
 describe('YuNet decode', () => {
   /** Outputs for a 64×32 input: strides 8 (8×4 grid), 16 (4×2), 32 (2×1), zero except where set. */
@@ -47,8 +34,8 @@ describe('YuNet decode', () => {
     const w = 16 * Math.exp(0.5);
     expect(faces).toHaveLength(1);
     expect(faces[0]!.score).toBeCloseTo(0.9);
-    expect(faces[0]!.x1).toBeCloseTo(40 - w / 2);
-    expect(faces[0]!.y2).toBeCloseTo(24 + 8);
+    expect(faces[0]!.box[0]).toBeCloseTo(40 - w / 2);
+    expect(faces[0]!.box[3]).toBeCloseTo(24 + 8);
   });
   it('refuses inputs that are not multiples of 32 and outputs that do not fit the grid', () => {
     expect(() => decodeYunet(outputs(), 60, 32, { minScore: 0.5 })).toThrow(/multiple of 32/);
@@ -73,8 +60,8 @@ describe('DB text map decode', () => {
     const boxes = decodeTextMap(prob, w, h, { binaryThreshold: 0.3, minBoxScore: 0.6 });
     expect(boxes).toHaveLength(1);
     const d = (20 * 6 * 1.5) / (2 * 26);
-    expect(boxes[0]).toMatchObject({ x1: 0, y1: 0 });
-    expect(boxes[0]!.x2).toBeCloseTo(22 + d);
+    expect(boxes[0]!.box.slice(0, 2)).toEqual([0, 0]);
+    expect(boxes[0]!.box[2]).toBeCloseTo(22 + d);
     expect(boxes[0]!.score).toBeCloseTo(0.9);
     expect(textInputSize(1920, 1080, 960)).toEqual({ width: 960, height: 544 });
   });
@@ -82,10 +69,10 @@ describe('DB text map decode', () => {
 
 describe('redaction regions', () => {
   it('keeps plate-shaped text only and pixelates plates by their height', () => {
-    expect(isPlateShaped({ x1: 0, y1: 0, x2: 120, y2: 30, score: 1 }, 1280, 720)).toBe(true);
-    expect(isPlateShaped({ x1: 0, y1: 0, x2: 900, y2: 30, score: 1 }, 1280, 720)).toBe(false); // a banner
-    expect(isPlateShaped({ x1: 0, y1: 0, x2: 30, y2: 30, score: 1 }, 1280, 720)).toBe(false);
-    expect(toRedactionRegion('face', { x1: 10, y1: 10, x2: 60, y2: 70, score: 0.91234 }, 100, 100)).toEqual({
+    expect(isPlateShaped({ box: [0, 0, 120, 30], score: 1 }, 1280, 720)).toBe(true);
+    expect(isPlateShaped({ box: [0, 0, 900, 30], score: 1 }, 1280, 720)).toBe(false); // a banner
+    expect(isPlateShaped({ box: [0, 0, 30, 30], score: 1 }, 1280, 720)).toBe(false);
+    expect(toRedactionRegion('face', { box: [10, 10, 60, 70], score: 0.91234 }, 100, 100)).toEqual({
       kind: 'face',
       bbox: [0, 0, 70, 82],
       score: 0.912,
@@ -99,15 +86,15 @@ describe('text line merge', () => {
   it('joins the word boxes of one plate line, not boxes of different lines or far apart', () => {
     const s = 1;
     const merged = mergeTextLines([
-      { x1: 100, y1: 10, x2: 160, y2: 40, score: 0.9 },
-      { x1: 175, y1: 12, x2: 220, y2: 41, score: s }, // same line, gap 15 < 0.8·31
-      { x1: 400, y1: 10, x2: 450, y2: 40, score: s }, // same line but far
-      { x1: 100, y1: 60, x2: 160, y2: 90, score: s }, // next line
+      { box: [100, 10, 160, 40], score: 0.9 },
+      { box: [175, 12, 220, 41], score: s }, // same line, gap 15 < 0.8·31
+      { box: [400, 10, 450, 40], score: s }, // same line but far
+      { box: [100, 60, 160, 90], score: s }, // next line
     ]);
     expect(merged).toEqual([
-      { x1: 100, y1: 10, x2: 220, y2: 41, score: 0.9 },
-      { x1: 100, y1: 60, x2: 160, y2: 90, score: s },
-      { x1: 400, y1: 10, x2: 450, y2: 40, score: s },
+      { box: [100, 10, 220, 41], score: 0.9 },
+      { box: [100, 60, 160, 90], score: s },
+      { box: [400, 10, 450, 40], score: s },
     ]);
   });
 });

@@ -1,4 +1,4 @@
-import { expandBox, type ScoredBox } from './boxes';
+import { expandBox, type Box, type ScoredBox } from '../geometry';
 
 /**
  * What the PII pass redacts: faces, and text regions shaped like licence plates (short, wide,
@@ -9,13 +9,14 @@ export type PiiKind = 'face' | 'plate';
 export interface PiiRegion {
   kind: PiiKind;
   /** [x1, y1, x2, y2] in pixels of the original frame, the area that was redacted. */
-  bbox: [number, number, number, number];
+  bbox: Box;
   score: number;
 }
 
 export function isPlateShaped(b: ScoredBox, frameWidth: number, frameHeight: number): boolean {
-  const w = b.x2 - b.x1;
-  const h = b.y2 - b.y1;
+  const [x1, y1, x2, y2] = b.box;
+  const w = x2 - x1;
+  const h = y2 - y1;
   if (h < 6 || w < 12) return false;
   const aspect = w / h;
   // Single-line plates with their spaces run to about 10:1 (e.g. "KA 05 MH 2931").
@@ -28,23 +29,22 @@ export function isPlateShaped(b: ScoredBox, frameWidth: number, frameHeight: num
  * height and the horizontal gap is under `gapRatio` of the taller height.
  */
 export function mergeTextLines(boxes: readonly ScoredBox[], gapRatio = 0.8): ScoredBox[] {
-  const merged = [...boxes].sort((a, b) => a.x1 - b.x1).map((b) => ({ ...b }));
+  const merged = [...boxes].sort((a, b) => a.box[0] - b.box[0]);
   for (let changed = true; changed;) {
     changed = false;
     outer: for (let i = 0; i < merged.length; i++) {
       for (let j = i + 1; j < merged.length; j++) {
         const a = merged[i]!;
         const b = merged[j]!;
-        const ha = a.y2 - a.y1;
-        const hb = b.y2 - b.y1;
-        const vOverlap = Math.min(a.y2, b.y2) - Math.max(a.y1, b.y1);
-        const gap = Math.max(a.x1, b.x1) - Math.min(a.x2, b.x2);
+        const [ax1, ay1, ax2, ay2] = a.box;
+        const [bx1, by1, bx2, by2] = b.box;
+        const ha = ay2 - ay1;
+        const hb = by2 - by1;
+        const vOverlap = Math.min(ay2, by2) - Math.max(ay1, by1);
+        const gap = Math.max(ax1, bx1) - Math.min(ax2, bx2);
         if (vOverlap >= 0.6 * Math.min(ha, hb) && gap <= gapRatio * Math.max(ha, hb)) {
           merged[i] = {
-            x1: Math.min(a.x1, b.x1),
-            y1: Math.min(a.y1, b.y1),
-            x2: Math.max(a.x2, b.x2),
-            y2: Math.max(a.y2, b.y2),
+            box: [Math.min(ax1, bx1), Math.min(ay1, by1), Math.max(ax2, bx2), Math.max(ay2, by2)],
             score: Math.min(a.score, b.score),
           };
           merged.splice(j, 1);
@@ -66,9 +66,9 @@ export function toRedactionRegion(
   frameWidth: number,
   frameHeight: number,
 ): PiiRegion {
-  const e = expandBox(b, MARGIN[kind], frameWidth, frameHeight);
+  const [x1, y1, x2, y2] = expandBox(b.box, MARGIN[kind], frameWidth, frameHeight);
   const r = (v: number) => Math.round(v);
-  return { kind, bbox: [r(e.x1), r(e.y1), r(e.x2), r(e.y2)], score: Math.round(b.score * 1000) / 1000 };
+  return { kind, bbox: [r(x1), r(y1), r(x2), r(y2)], score: Math.round(b.score * 1000) / 1000 };
 }
 
 /**

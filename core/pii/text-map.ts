@@ -1,4 +1,4 @@
-import type { ScoredBox } from './boxes';
+import type { ScoredBox } from '../geometry';
 
 /**
  * Post-processing of a DB-net text detector (PaddleOCR's det model): the probability map is
@@ -70,10 +70,12 @@ export function decodeTextMap(
     if (score < opts.minBoxScore) continue;
     const d = (w * h * unclip) / (2 * (w + h));
     boxes.push({
-      x1: Math.max(0, x1 - d),
-      y1: Math.max(0, y1 - d),
-      x2: Math.min(width, x2 + 1 + d),
-      y2: Math.min(height, y2 + 1 + d),
+      box: [
+        Math.max(0, x1 - d),
+        Math.max(0, y1 - d),
+        Math.min(width, x2 + 1 + d),
+        Math.min(height, y2 + 1 + d),
+      ],
       score,
     });
   }

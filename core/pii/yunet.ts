@@ -1,4 +1,4 @@
-import { nms, type ScoredBox } from './boxes';
+import { nms, type ScoredBox } from '../geometry';
 
 /**
  * Decoding of the YuNet face detector's raw outputs (see ../shared/models/MODELS.md). Per stride s
@@ -44,7 +44,7 @@ export function decodeYunet(
       const cy = (row + bbox[i * 4 + 1]!) * s;
       const w = Math.exp(bbox[i * 4 + 2]!) * s;
       const h = Math.exp(bbox[i * 4 + 3]!) * s;
-      faces.push({ x1: cx - w / 2, y1: cy - h / 2, x2: cx + w / 2, y2: cy + h / 2, score });
+      faces.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score });
     }
   }
   return nms(faces, opts.nmsIou ?? 0.3);

@@ -16,9 +16,8 @@ import { ASSET_KINDS, ASSET_STATES } from '../../../core/objects/assets';
 import { OBJECT_STATES } from '../../../core/objects/states';
 import type { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
-import { actorOf } from '../objects';
+import { RouteGroup, uuidParams } from '../../http/route-group';
+import { actorOf } from '../../http/actor';
 
 const jsonObject = z.record(z.string(), z.unknown());
 const projectId = z.string().trim().min(1).max(200);
@@ -106,14 +105,20 @@ export function createAssetsRoutes(deps: AppDeps): RouteGroup {
     )
     .get(
       '/api/assets/{asset_id}',
-      { summary: 'One asset', access: 'annotator', statuses: { 404: 'no such asset' } },
-      async ({ params }) => assetOut(await getAsset(db, uuidParam(params, 'asset_id'))),
+      {
+        summary: 'One asset',
+        access: 'annotator',
+        params: uuidParams('asset_id'),
+        statuses: { 404: 'no such asset' },
+      },
+      async ({ params }) => assetOut(await getAsset(db, params.asset_id)),
     )
     .post(
       '/api/assets/{asset_id}/state',
       {
         summary: 'Move an asset along its lifecycle (docs/annotations.md)',
         access: 'annotator',
+        params: uuidParams('asset_id'),
         body: { name: 'AssetStateIn', schema: AssetStateIn },
         statuses: {
           404: 'no such asset',
@@ -122,13 +127,7 @@ export function createAssetsRoutes(deps: AppDeps): RouteGroup {
       },
       async ({ params, body, principal, req }) =>
         assetOut(
-          await moveAsset(
-            db,
-            uuidParam(params, 'asset_id'),
-            body.state,
-            body.expected_version,
-            actorOf(principal, req),
-          ),
+          await moveAsset(db, params.asset_id, body.state, body.expected_version, actorOf(principal, req)),
         ),
     )
     .get(
@@ -136,10 +135,11 @@ export function createAssetsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "An asset's annotations, oldest first",
         access: 'annotator',
+        params: uuidParams('asset_id'),
         statuses: { 404: 'no such asset' },
       },
       async ({ params }) => {
-        const asset = await getAsset(db, uuidParam(params, 'asset_id'));
+        const asset = await getAsset(db, params.asset_id);
         const items = await db.annotation.findMany({
           where: { assetId: asset.id },
           orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
@@ -152,20 +152,20 @@ export function createAssetsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'Annotate an asset; state checked (400) and clamped by role like objects',
         access: 'annotator',
+        params: uuidParams('asset_id'),
         body: { name: 'AnnotationIn', schema: AnnotationIn },
         successStatus: 201,
         statuses: { 400: 'state outside the allowed list', 404: 'no such asset' },
       },
       async ({ params, body, principal, req }) =>
-        annotationOut(
-          await createAnnotation(db, uuidParam(params, 'asset_id'), body, actorOf(principal, req)),
-        ),
+        annotationOut(await createAnnotation(db, params.asset_id, body, actorOf(principal, req))),
     )
     .patch(
       '/api/annotations/{annotation_id}',
       {
         summary: 'Edit an annotation; expected_version mismatch → 409',
         access: 'annotator',
+        params: uuidParams('annotation_id'),
         body: { name: 'AnnotationPatch', schema: AnnotationPatch },
         statuses: {
           400: 'state outside the allowed list',
@@ -174,15 +174,18 @@ export function createAssetsRoutes(deps: AppDeps): RouteGroup {
         },
       },
       async ({ params, body, principal, req }) =>
-        annotationOut(
-          await patchAnnotation(db, uuidParam(params, 'annotation_id'), body, actorOf(principal, req)),
-        ),
+        annotationOut(await patchAnnotation(db, params.annotation_id, body, actorOf(principal, req))),
     )
     .delete(
       '/api/annotations/{annotation_id}',
-      { summary: 'Delete an annotation', access: 'reviewer', statuses: { 404: 'no such annotation' } },
+      {
+        summary: 'Delete an annotation',
+        access: 'reviewer',
+        params: uuidParams('annotation_id'),
+        statuses: { 404: 'no such annotation' },
+      },
       async ({ params, principal, req }) => {
-        const id = uuidParam(params, 'annotation_id');
+        const id = params.annotation_id;
         await deleteAnnotation(db, id, actorOf(principal, req));
         return { id, deleted: true };
       },
@@ -192,6 +195,7 @@ export function createAssetsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "A project's assets, oldest first; cursor = the last asset id of the previous page",
         access: 'annotator',
+        params: z.object({ project_id: projectId }),
         query: PageQuery,
       },
       async ({ params, query }) => {
@@ -228,6 +232,7 @@ export function createAssetsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "Set the project's label config: allowed annotation kinds and labels (empty = any)",
         access: 'reviewer',
+        params: z.object({ project_id: projectId }),
         body: { name: 'LabelConfigIn', schema: LabelConfigIn },
       },
       async ({ params, body, principal, req }) => {
@@ -235,15 +240,15 @@ export function createAssetsRoutes(deps: AppDeps): RouteGroup {
         const row = await db.$transaction(async (tx) => {
           const saved = await tx.projectLabelConfig.upsert({
             where: { projectId: pid },
-            create: { projectId: pid, config: body as Prisma.InputJsonValue, updatedBy: principal!.userId },
+            create: { projectId: pid, config: body as Prisma.InputJsonValue, updatedBy: principal.userId },
             update: {
               config: body as Prisma.InputJsonValue,
               version: { increment: 1 },
-              updatedBy: principal!.userId,
+              updatedBy: principal.userId,
             },
           });
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'project.label_config.set',
             subjectType: 'project',
             subjectId: pid,
@@ -260,6 +265,7 @@ export function createAssetsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "Counts of a project's assets by state and annotations by kind and state",
         access: 'annotator',
+        params: z.object({ project_id: projectId }),
       },
       async ({ params }) => projectStats(db, projectIdOf(params)),
     );

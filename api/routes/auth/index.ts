@@ -10,7 +10,7 @@ export function createAuthRoutes(deps: AppDeps): RouteGroup {
   const group = new RouteGroup('auth').post(
     '/api/auth/refresh',
     { summary: "Roll the caller's token: a new token with a fresh 12-hour lifetime", access: 'annotator' },
-    async ({ principal }) => tokenOut(await deps.tokens.issue(principal!.userId, principal!.tokenVersion)),
+    async ({ principal }) => tokenOut(await deps.tokens.issue(principal.userId, principal.tokenVersion)),
   );
   // The route does not exist outside APP_ENV=local: not merely refused, absent (404).
   if (deps.config.env === 'local') {

@@ -1,8 +1,7 @@
 import { NotFoundError, RefusedError } from '../../../core/errors';
 import { jobOut } from '../../../activities/autolabel/jobs';
 import type { AppDeps } from '../../deps';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 import { autolabelWorkflowId, checkComputeTarget, refusal, startAutolabel } from './start';
 import { AutolabelStartIn, RedetectAllIn } from './validators';
 
@@ -17,8 +16,8 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
           'Start AutoLabelWorkflow for one session (202 + Location): three fused paths on the GPU slot, one session at a time',
         access: 'reviewer',
         body: { name: 'AutolabelStartIn', schema: AutolabelStartIn },
+        successStatus: 202,
         statuses: {
-          202: 'started; Location is the job',
           404: 'no such session',
           409: 'an auto-label of this session is already running',
           422: 'quarantined session, no frames, or an unavailable compute target',
@@ -32,7 +31,7 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
           computeTarget: body.compute_target,
           limit: body.limit,
           onlyUnlabelled: body.only_unlabelled,
-          actorId: principal!.userId,
+          actorId: principal.userId,
           requestId: String(req.id),
         });
       },
@@ -44,8 +43,8 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
           'Delete and regenerate the machine-source objects of sessions frame by frame; `human` objects are never touched (202)',
         access: 'admin',
         body: { name: 'RedetectAllIn', schema: RedetectAllIn },
+        successStatus: 202,
         statuses: {
-          202: 'started; the body lists each session started or skipped',
           422: 'no session could be started',
         },
       },
@@ -77,7 +76,7 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
                 computeTarget: body.compute_target,
                 limit: null,
                 onlyUnlabelled: false,
-                actorId: principal!.userId,
+                actorId: principal.userId,
                 requestId: String(req.id),
               }),
             );
@@ -100,10 +99,11 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'An auto-label job: state, frames done, objects by state, vetoes, controls, which paths ran',
         access: 'annotator',
+        params: uuidParams('job_id'),
         statuses: { 404: 'no such job' },
       },
       async ({ params }) => {
-        const id = uuidParam(params, 'job_id');
+        const id = params.job_id;
         const job = await db.autolabelJob.findUnique({ where: { id } });
         if (!job) throw new NotFoundError(`no autolabel job ${id}`);
         return { ...jobOut(job), workflow_id: autolabelWorkflowId(job.sessionId) };

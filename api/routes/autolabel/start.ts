@@ -7,12 +7,10 @@ import { routingDefaults } from '../../../activities/autolabel/threshold-fits';
 import type { Prisma } from '../../../generated/prisma/client';
 import type { AutolabelWorkflowInput } from '../../../workflows/autolabel';
 import type { AppDeps } from '../../deps';
-import { startWorkflow } from '../session-health/start-workflow';
+import { startWorkflow } from '../../http/start-workflow';
 import { COMPUTE_TARGETS } from './validators';
 
 export const autolabelWorkflowId = (sessionId: string): string => `autolabel-${sessionId}`;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function checkComputeTarget(target: string): void {
   if (!(COMPUTE_TARGETS as readonly string[]).includes(target)) {
@@ -27,9 +25,10 @@ export async function refusal(
   deps: AppDeps,
   sessionId: string,
 ): Promise<{ status: 404 | 422; reason: string } | null> {
-  const session = UUID.test(sessionId)
-    ? await deps.db.session.findUnique({ where: { id: sessionId }, select: { id: true, quarantined: true } })
-    : null;
+  const session = await deps.db.session.findUnique({
+    where: { id: sessionId },
+    select: { id: true, quarantined: true },
+  });
   if (!session) return { status: 404, reason: `no session ${sessionId}` };
   const gate = await readGate(deps.db, sessionId);
   if (gate.quarantined || session.quarantined) {

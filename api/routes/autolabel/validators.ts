@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const COMPUTE_TARGETS = ['local'] as const;
 
 export const AutolabelStartIn = z.strictObject({
-  session_id: z.string().min(1).max(64),
+  session_id: z.uuid(),
   compute_target: z.string().min(1).max(32).default('local'),
   limit: z
     .number()
@@ -20,8 +20,10 @@ export type AutolabelStartIn = z.infer<typeof AutolabelStartIn>;
 
 /** Body of POST /api/autolabel/redetect-all (not shown by the spec; docs/autolabel.md). */
 export const RedetectAllIn = z.strictObject({
-  session_ids: z.array(z.uuid()).min(1).max(100).nullable().default(null).meta({
-    description: 'sessions to redetect; null: every session with frames (at most 100 per call, oldest first)',
+  // Required, not defaulted: an empty or forgotten body must not redetect the whole corpus.
+  session_ids: z.array(z.uuid()).min(1).max(100).nullable().meta({
+    description:
+      'sessions to redetect; null, said explicitly: every session with frames (at most 100 per call, oldest first)',
   }),
   compute_target: z.string().min(1).max(32).default('local'),
 });

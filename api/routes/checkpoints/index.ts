@@ -10,9 +10,8 @@ import {
 import { createMaskStore } from '../../../activities/annotations/masks';
 import { getFrame } from '../../../activities/annotations/objects';
 import type { AppDeps } from '../../deps';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
-import { actorOf } from '../objects';
+import { RouteGroup, uuidParams } from '../../http/route-group';
+import { actorOf } from '../../http/actor';
 
 export const CheckpointIn = z.strictObject({
   name: z.string().trim().min(1).max(200),
@@ -29,20 +28,14 @@ export function createCheckpointRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "Save the frame's annotation state under a name",
         access: 'annotator',
+        params: uuidParams('frame_id'),
         body: { name: 'CheckpointIn', schema: CheckpointIn },
         successStatus: 201,
         statuses: { 404: 'no such frame' },
       },
       async ({ params, body, principal, req }) =>
         checkpointOut(
-          await saveCheckpoint(
-            db,
-            masks,
-            uuidParam(params, 'frame_id'),
-            body.name,
-            body.note,
-            actorOf(principal, req),
-          ),
+          await saveCheckpoint(db, masks, params.frame_id, body.name, body.note, actorOf(principal, req)),
         ),
     )
     .get(
@@ -50,10 +43,11 @@ export function createCheckpointRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "A frame's checkpoints, newest first",
         access: 'annotator',
+        params: uuidParams('frame_id'),
         statuses: { 404: 'no such frame' },
       },
       async ({ params }) => {
-        const frameId = uuidParam(params, 'frame_id');
+        const frameId = params.frame_id;
         await getFrame(db, frameId);
         const items = await db.checkpoint.findMany({
           where: { frameId },
@@ -67,10 +61,11 @@ export function createCheckpointRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'One checkpoint with its saved objects',
         access: 'annotator',
+        params: uuidParams('checkpoint_id'),
         statuses: { 404: 'no such checkpoint' },
       },
       async ({ params }) => {
-        const c = await getCheckpoint(db, uuidParam(params, 'checkpoint_id'));
+        const c = await getCheckpoint(db, params.checkpoint_id);
         return { ...checkpointOut(c), objects: (c.snapshot as { objects: unknown[] }).objects };
       },
     )
@@ -80,16 +75,22 @@ export function createCheckpointRoutes(deps: AppDeps): RouteGroup {
         summary:
           'Restore the frame to the checkpoint (one transaction; the state before is saved as an automatic checkpoint)',
         access: 'reviewer',
+        params: uuidParams('checkpoint_id'),
         statuses: { 404: 'no such checkpoint' },
       },
       async ({ params, principal, req }) =>
-        restoreCheckpoint(db, masks, uuidParam(params, 'checkpoint_id'), actorOf(principal, req)),
+        restoreCheckpoint(db, masks, params.checkpoint_id, actorOf(principal, req)),
     )
     .delete(
       '/api/checkpoints/{checkpoint_id}',
-      { summary: 'Delete a checkpoint', access: 'reviewer', statuses: { 404: 'no such checkpoint' } },
+      {
+        summary: 'Delete a checkpoint',
+        access: 'reviewer',
+        params: uuidParams('checkpoint_id'),
+        statuses: { 404: 'no such checkpoint' },
+      },
       async ({ params, principal, req }) => {
-        const id = uuidParam(params, 'checkpoint_id');
+        const id = params.checkpoint_id;
         await deleteCheckpoint(db, id, actorOf(principal, req));
         return { id, deleted: true };
       },
@@ -99,8 +100,9 @@ export function createCheckpointRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "An object's reviews and audit entries, oldest first (kept after deletion)",
         access: 'annotator',
+        params: uuidParams('object_id'),
         statuses: { 404: 'no object and no record of one' },
       },
-      async ({ params }) => objectHistory(db, uuidParam(params, 'object_id')),
+      async ({ params }) => objectHistory(db, params.object_id),
     );
 }

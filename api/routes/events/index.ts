@@ -12,15 +12,15 @@ export function createEventStreamRoutes(deps: AppDeps): RouteGroup {
           'Server-sent job events (ingest.queued, ingest.started, ingest.progress, ingest.completed, ingest.failed), with heartbeats',
         access: 'annotator',
         streamToken: true,
+        respondsItself: { contentType: 'text/event-stream' },
       },
       ({ req, res, principal }) => {
         serveEventStream(req, res, {
           hub: deps.events,
           stream: 'jobs',
           heartbeatSeconds: deps.config.events.heartbeatSeconds,
-          hello: { user_id: principal!.userId },
+          hello: { user_id: principal.userId },
         });
-        return undefined;
       },
     )
     .get(
@@ -29,15 +29,15 @@ export function createEventStreamRoutes(deps: AppDeps): RouteGroup {
         summary: 'Server-sent system events, with a heartbeat event every events.heartbeat_seconds',
         access: 'annotator',
         streamToken: true,
+        respondsItself: { contentType: 'text/event-stream' },
       },
       ({ req, res, principal }) => {
         serveEventStream(req, res, {
           hub: deps.events,
           stream: 'system',
           heartbeatSeconds: deps.config.events.heartbeatSeconds,
-          hello: { user_id: principal!.userId },
+          hello: { user_id: principal.userId },
         });
-        return undefined;
       },
     );
 }

@@ -6,7 +6,7 @@ import {
   type FusionPath,
   type PathRun,
 } from '../../../core/fusion';
-import { iou } from '../../../core/pii/boxes';
+import { iou, type Box } from '../../../core/geometry';
 import { distanceToAutoAccept, isUncertain, resolvePolicy, routeObject } from '../../../core/routing';
 import { NotFoundError } from '../../../core/errors';
 import { MACHINE_SOURCE_SPELLINGS } from '../../../core/objects/sources';
@@ -14,8 +14,7 @@ import { recordAudit } from '../../../activities/audit';
 import { routingDefaults } from '../../../activities/autolabel/threshold-fits';
 import type { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 
 /** The spec does not show Detection; here it is one path's box on the object's frame (docs/autolabel.md). */
 export const Detection = z.strictObject({
@@ -47,12 +46,12 @@ export async function requireSession(db: AppDeps['db'], sessionId: string): Prom
     throw new NotFoundError(`no session ${sessionId}`);
 }
 
-const toBox = (b: number[]) => ({
-  x1: Math.min(b[0]!, b[2]!),
-  y1: Math.min(b[1]!, b[3]!),
-  x2: Math.max(b[0]!, b[2]!),
-  y2: Math.max(b[1]!, b[3]!),
-});
+const toBox = (b: number[]): Box => [
+  Math.min(b[0]!, b[2]!),
+  Math.min(b[1]!, b[3]!),
+  Math.max(b[0]!, b[2]!),
+  Math.max(b[1]!, b[3]!),
+];
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /** The `fusion` group: consensus of an object's paths, and the uncertain subset under a policy (thresholds: thresholds.ts). */
@@ -65,11 +64,12 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
         summary:
           "Re-fuses the given path detections with weighted box fusion and records the consensus (agreement, entropy) as the object's newest provenance",
         access: 'reviewer',
+        params: uuidParams('object_id'),
         body: { name: 'ConsensusIn', schema: ConsensusIn },
         statuses: { 404: 'no such object' },
       },
       async ({ params, body, principal, req }) => {
-        const id = uuidParam(params, 'object_id');
+        const id = params.object_id;
         const object = await db.annoObject.findUnique({ where: { id } });
         if (!object) throw new NotFoundError(`no object ${id}`);
         // Verifier entries vote like a detector here: the caller gives each path's box and class.
@@ -89,13 +89,15 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
           fusion_run_id: body.fusion_run_id,
           paths_ran: [...byPath.keys()],
           paths: matched?.paths ?? [],
-          agreement: matched?.agreement ?? 0,
-          entropy: matched?.entropy ?? 0,
+          // No path matched: there is no consensus to measure, and an entropy of 0 would read as
+          // "the paths agree", so nothing is recorded rather than zeros.
+          agreement: matched?.agreement ?? null,
+          entropy: matched?.entropy ?? null,
           class_name: matched?.className ?? null,
           class_agrees: matched ? matched.className === body.fusion.class_name : false,
-          conf: matched?.conf ?? 0,
-          box: matched ? [matched.box.x1, matched.box.y1, matched.box.x2, matched.box.y2] : null,
-          iou_with_fusion: best?.o ?? 0,
+          conf: matched?.conf ?? null,
+          box: matched?.box ?? null,
+          iou_with_fusion: best?.o ?? null,
           class_distribution: matched?.classDistribution ?? {},
         };
         await db.$transaction(async (tx) => {
@@ -121,7 +123,7 @@ export function createFusionRoutes(deps: AppDeps): RouteGroup {
             },
           });
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'object.consensus',
             subjectType: 'object',
             subjectId: id,

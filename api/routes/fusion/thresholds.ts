@@ -8,8 +8,7 @@ import {
   thresholdFitOut,
 } from '../../../activities/autolabel/threshold-fits';
 import type { AppDeps } from '../../deps';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 
 /** Body of POST /api/fusion/thresholds/fit (the spec shows none; docs/autolabel.md). */
 export const ThresholdFitIn = z.strictObject({
@@ -70,7 +69,7 @@ export function createFusionThresholdRoutes(deps: AppDeps): RouteGroup {
           targetPrecision: body.target_precision,
           minSamples: MIN_CONTROL_SAMPLE,
           sessionIds: body.session_ids,
-          actorId: principal!.userId,
+          actorId: principal.userId,
           requestId: String(req.id),
         });
         res.setHeader('Location', `/api/fusion/thresholds/${fit.id}`);
@@ -79,9 +78,14 @@ export function createFusionThresholdRoutes(deps: AppDeps): RouteGroup {
     )
     .get(
       '/api/fusion/thresholds/{fit_id}',
-      { summary: 'One threshold fit', access: 'annotator', statuses: { 404: 'no such fit' } },
+      {
+        summary: 'One threshold fit',
+        access: 'annotator',
+        params: uuidParams('fit_id'),
+        statuses: { 404: 'no such fit' },
+      },
       async ({ params }) => {
-        const id = uuidParam(params, 'fit_id');
+        const id = params.fit_id;
         const fit = await db.thresholdFit.findUnique({ where: { id } });
         if (!fit) throw new NotFoundError(`no threshold fit ${id}`);
         return thresholdFitOut(fit);
@@ -93,11 +97,12 @@ export function createFusionThresholdRoutes(deps: AppDeps): RouteGroup {
         summary:
           'Makes this fit the active one: new auto-label jobs route with its thresholds (jobs already started keep theirs)',
         access: 'admin',
+        params: uuidParams('fit_id'),
         statuses: { 404: 'no such fit', 409: 'the fit fitted no threshold' },
       },
       async ({ params, principal, req }) => {
-        const fit = await activateThresholdFit(db, uuidParam(params, 'fit_id'), {
-          actorId: principal!.userId,
+        const fit = await activateThresholdFit(db, params.fit_id, {
+          actorId: principal.userId,
           requestId: String(req.id),
         });
         return { ...thresholdFitOut(fit), routing_defaults: await routingDefaults(db, config) };

@@ -13,8 +13,7 @@ import { recordAudit } from '../../../activities/audit';
 import { objectOut } from '../../../activities/annotations/objects';
 import type { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 
 /** Bodies and queries of the control routes (the spec shows none; docs/autolabel.md). */
 export const ControlSeedIn = z.strictObject({
@@ -136,7 +135,7 @@ export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
             skipDuplicates: true,
           });
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'control.seeded',
             subjectType: 'control_sample',
             detail: {
@@ -165,11 +164,12 @@ export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'A human verdict on a control; a wrong auto-accept goes back to review',
         access: 'reviewer',
+        params: uuidParams('sample_id'),
         body: { name: 'ControlVerdictIn', schema: ControlVerdictIn },
         statuses: { 404: 'no such control', 409: 'the control already has a verdict' },
       },
       async ({ params, body, principal, req }) => {
-        const id = uuidParam(params, 'sample_id');
+        const id = params.sample_id;
         return db.$transaction(async (tx) => {
           const sample = await tx.controlSample.findUnique({ where: { id } });
           if (!sample) throw new NotFoundError(`no control sample ${id}`);
@@ -178,7 +178,7 @@ export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
             data: {
               verdict: body.verdict,
               note: body.note,
-              reviewerId: principal!.userId,
+              reviewerId: principal.userId,
               verdictAt: new Date(),
             },
           });
@@ -195,7 +195,7 @@ export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
                   })
                 ).count;
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'control.verdict',
             subjectType: 'control_sample',
             subjectId: id,

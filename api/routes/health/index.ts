@@ -1,5 +1,5 @@
 import { RouteGroup } from '../../http/route-group';
-import { sendProblem } from '../../http/problem';
+import { NotReadyError } from '../../../core/errors';
 import type { AppDeps } from '../../deps';
 
 /** How long one dependency may take to answer before readiness calls it down. */
@@ -51,7 +51,7 @@ export function createHealthRoutes(deps: AppDeps): RouteGroup {
         access: 'public',
         statuses: { 503: 'a dependency does not answer' },
       },
-      async ({ res }) => {
+      async () => {
         const [database, temporal, storage] = await Promise.all([
           timed(() => deps.db.$queryRaw`SELECT 1`),
           timed(() => deps.temporal.ping()),
@@ -62,24 +62,28 @@ export function createHealthRoutes(deps: AppDeps): RouteGroup {
           .filter(([, c]) => !c.ok)
           .map(([name]) => name);
         if (failing.length === 0) return { status: 'ready', checks };
-        sendProblem(res, {
-          status: 503,
-          type: 'urn:drivelab:problem:not-ready',
-          detail: `not ready: ${failing.map((n) => `${n} (${checks[n as keyof typeof checks].error})`).join(', ')}`,
-          failing,
-          checks,
-        });
-        return undefined;
+        throw new NotReadyError(
+          `not ready: ${failing.map((n) => `${n} (${checks[n as keyof typeof checks].error})`).join(', ')}`,
+          { failing, checks },
+        );
       },
     )
     .get(
       '/api/metrics',
-      { summary: 'Prometheus metrics of this API process', access: 'annotator' },
+      {
+        summary: 'Prometheus metrics of this API process',
+        access: 'annotator',
+        respondsItself: { contentType: 'text/plain' },
+      },
       metricsHandler,
     )
     .get(
       '/metrics',
-      { summary: 'Prometheus metrics of this API process (conventional path)', access: 'annotator' },
+      {
+        summary: 'Prometheus metrics of this API process (conventional path)',
+        access: 'annotator',
+        respondsItself: { contentType: 'text/plain' },
+      },
       metricsHandler,
     );
 }

@@ -1,9 +1,7 @@
 import { z } from 'zod';
+import { EmailAddress } from '../../http/email';
 
 export const LoginIn = z.strictObject({
-  email: z
-    .email()
-    .max(320)
-    .transform((e) => e.toLowerCase()),
+  email: EmailAddress,
   password: z.string().min(1).max(1024),
 });

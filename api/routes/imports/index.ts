@@ -3,15 +3,14 @@ import { probeDriveMedia } from '../../../activities/media/drive';
 import { DriveRefusedError } from '../../../core/media/errors';
 import { FRAME_FILE_EXTENSIONS } from '../../../core/media/frame-files';
 import { SUPPORTED_ROS_ENCODINGS } from '../../../core/media/ros-image';
-import { ConflictError, DomainError, NotFoundError } from '../../../core/errors';
+import { ConflictError, DomainError, NotFoundError, RefusedError } from '../../../core/errors';
 import type { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
-import { RouteGroup } from '../../http/route-group';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 import { resolveDrive } from './drive-request';
 import { startIngest } from './start-ingest';
 import { ImportStartIn, ImportsQuery, IngestIn, ProgressQuery } from './validators';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Finished jobs the progress board still shows. */
 const RECENT = 10;
 
@@ -23,9 +22,7 @@ const RECENT = 10;
 export function createImportsRoutes(deps: AppDeps): RouteGroup {
   const { db } = deps;
   const jobWithSession = async (jobId: string) => {
-    const job = UUID.test(jobId)
-      ? await db.ingestJob.findUnique({ where: { id: jobId }, include: { session: true } })
-      : null;
+    const job = await db.ingestJob.findUnique({ where: { id: jobId }, include: { session: true } });
     if (!job) throw new NotFoundError(`no import job ${jobId}`);
     const s = job.session;
     return {
@@ -62,7 +59,7 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
         },
       },
       async ({ body, principal, req, res }) => {
-        const started = await startIngest(deps, body, principal!, String(req.id));
+        const started = await startIngest(deps, body, principal, String(req.id));
         res.status(202).location(started.status_url);
         return started;
       },
@@ -97,7 +94,7 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
         body: { name: 'IngestIn', schema: IngestIn },
       },
       async ({ body, principal }) => {
-        const resolved = await resolveDrive(deps, body, principal!);
+        const resolved = await resolveDrive(deps, body, principal);
         const existing = await db.session.findUnique({
           where: { contentHash: resolved.contentHash },
           select: { id: true, state: true },
@@ -168,6 +165,10 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
         access: 'reviewer',
         body: { name: 'ImportStartIn', schema: ImportStartIn },
         successStatus: 202,
+        statuses: {
+          409: 'every drive is one already ingested (results name each)',
+          422: 'no drive could be started (results say why for each)',
+        },
       },
       async ({ body, principal, req, res }) => {
         const results = [];
@@ -176,7 +177,7 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
             results.push({
               index,
               status: 'started',
-              ...(await startIngest(deps, drive, principal!, String(req.id))),
+              ...(await startIngest(deps, drive, principal, String(req.id))),
             });
           } catch (err) {
             // One refused drive does not stop the others; each result says what happened to it.
@@ -185,7 +186,13 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
             results.push({ index, status, detail: err.message, ...(err.details ?? {}) });
           }
         }
-        res.status(202).location('/api/ingest/progress');
+        // 202 only when something started: a batch whose every drive was refused did nothing.
+        if (!results.some((r) => r.status === 'started')) {
+          if (results.every((r) => r.status === 'duplicate'))
+            throw new ConflictError('every drive of the batch is already ingested', { results });
+          throw new RefusedError('no drive of the batch could be started', { results });
+        }
+        res.location('/api/ingest/progress');
         return { results };
       },
     )
@@ -194,9 +201,10 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'One import job: stage, counters, error, its session and the Temporal UI link',
         access: 'annotator',
+        params: uuidParams('job_id'),
         statuses: { 404: 'no such job' },
       },
-      ({ params }) => jobWithSession(params.job_id!),
+      ({ params }) => jobWithSession(params.job_id),
     )
     .get(
       '/api/ingest/progress',
@@ -204,6 +212,7 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
         summary: "Ingests in progress and the latest finished ones; or one session's ingest",
         access: 'annotator',
         query: ProgressQuery,
+        statuses: { 404: 'the session has no ingest' },
       },
       async ({ query }) => {
         if (query.session_id) {

@@ -7,11 +7,10 @@ import { Prisma, type Session } from '../../../generated/prisma/client';
 import { objectOut } from '../../../activities/annotations/objects';
 import type { Db } from '../../../activities/db';
 import type { AppDeps } from '../../deps';
-import { RouteGroup } from '../../http/route-group';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 import type { healthSweepWorkflow } from '../../../workflows/session-health';
-import { uuidParam } from '../../http/params';
-import { findSession, frameOut, gateOut, healthRowOut, sessionOut } from '../session-health/reads';
-import { startWorkflow } from '../session-health/start-workflow';
+import { findSession, frameOut, gateOut, healthRowOut, sessionOut } from '../../http/session-reads';
+import { startWorkflow } from '../../http/start-workflow';
 import { EventsQuery, FrameAtQuery, HealthRowIn, InspectorSessionsQuery, LayoutIn } from './validators';
 
 /** The frame at `t` ms of a session: exact, or the nearest / last before / first after. */
@@ -106,7 +105,7 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
           what: 'a health sweep',
         });
         await recordAudit(db, {
-          actorId: principal!.userId,
+          actorId: principal.userId,
           action: 'session.health.sweep.started',
           subjectType: 'session',
           detail: started,
@@ -143,10 +142,11 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "The gate verdict and each writer's newest health row",
         access: 'annotator',
+        params: uuidParams('session_id'),
         statuses: { 404: 'no such session' },
       },
       async ({ params }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const [gate, newest] = await Promise.all([
           readGate(db, session.id),
           db.$queryRaw<Array<{ id: string }>>`
@@ -169,12 +169,13 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
         summary:
           "Record a health row of another writer under its own indexer_version; it never moves the gate (the inspector@ family is the inspector's alone)",
         access: 'reviewer',
+        params: uuidParams('session_id'),
         body: { name: 'HealthRowIn', schema: HealthRowIn },
         successStatus: 201,
         statuses: { 404: 'no such session' },
       },
       async ({ params, body, principal, req }) => {
-        const sessionId = uuidParam(params, 'session_id');
+        const sessionId = params.session_id;
         if (isInspectorVersion(body.indexer_version)) {
           throw new RefusedError(
             `indexer_version ${body.indexer_version} belongs to the inspector; start a health run instead (POST /api/sessionhealth/session/${sessionId}/run)`,
@@ -192,7 +193,7 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
             },
           });
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'session.health.recorded',
             subjectType: 'session',
             subjectId: sessionId,
@@ -210,11 +211,12 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
         summary:
           'The frame at t ms from the drive start (nearest by default, or the last before / first after)',
         access: 'annotator',
+        params: uuidParams('session_id'),
         query: FrameAtQuery,
         statuses: { 404: 'no such session, or no frame there' },
       },
       async ({ params, query }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const frame = await frameAt(db, session.id, query.t, query.mode);
         return { ...frameOut(frame), delta_ms: frame.timestampMs - query.t };
       },
@@ -224,11 +226,12 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'The frame nearest t ms and its annotation objects',
         access: 'annotator',
+        params: uuidParams('session_id'),
         query: FrameAtQuery,
         statuses: { 404: 'no such session, or no frame there' },
       },
       async ({ params, query }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const frame = await frameAt(db, session.id, query.t, query.mode);
         const objects = await db.annoObject.findMany({
           where: { frameId: frame.id },
@@ -246,11 +249,12 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "The session's event log (ingest, health runs, quarantines, overrides), newest first",
         access: 'annotator',
+        params: uuidParams('session_id'),
         query: EventsQuery,
         statuses: { 404: 'no such session' },
       },
       async ({ params, query }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const entries = await db.auditLog.findMany({
           where: { subjectType: 'session', subjectId: session.id },
           orderBy: { id: 'desc' },
@@ -273,7 +277,7 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
       { summary: "The caller's saved inspector layouts", access: 'annotator' },
       async ({ principal }) => {
         const layouts = await db.inspectorLayout.findMany({
-          where: { userId: principal!.userId },
+          where: { userId: principal.userId },
           orderBy: { name: 'asc' },
         });
         return {
@@ -300,13 +304,13 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
           const layout = await db.$transaction(async (tx) => {
             const created = await tx.inspectorLayout.create({
               data: {
-                userId: principal!.userId,
+                userId: principal.userId,
                 name: body.name,
                 layout: body.layout as Prisma.InputJsonValue,
               },
             });
             await recordAudit(tx, {
-              actorId: principal!.userId,
+              actorId: principal.userId,
               action: 'inspector.layout.created',
               subjectType: 'inspector_layout',
               subjectId: created.id,
@@ -333,18 +337,19 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "Delete one of the caller's layouts",
         access: 'annotator',
+        params: uuidParams('layout_id'),
         statuses: { 404: 'no such layout of the caller' },
       },
       async ({ params, principal, req }) => {
-        const layoutId = uuidParam(params, 'layout_id');
+        const layoutId = params.layout_id;
         await db.$transaction(async (tx) => {
           // Another user's layout is as absent as a missing one.
           const deleted = await tx.inspectorLayout.deleteMany({
-            where: { id: layoutId, userId: principal!.userId },
+            where: { id: layoutId, userId: principal.userId },
           });
           if (deleted.count === 0) throw new NotFoundError(`no layout ${layoutId}`);
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'inspector.layout.deleted',
             subjectType: 'inspector_layout',
             subjectId: layoutId,
@@ -359,13 +364,14 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "A signed, expiring MinIO URL of the session's MCAP recording",
         access: 'reviewer',
+        params: uuidParams('session_id'),
         statuses: {
           404: 'no such session, or its recording is gone',
           422: 'the session has no MCAP in object storage',
         },
       },
       async ({ params }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const rec = await storedRecording(deps, session, ['mcap']);
         return {
           session_id: session.id,
@@ -381,13 +387,14 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
         summary:
           "A viewer link (inspector.viewer_url, remote-file data source) opening the session's MCAP or bag through a signed URL",
         access: 'reviewer',
+        params: uuidParams('session_id'),
         statuses: {
           404: 'no such session, or its recording is gone',
           422: 'the session has no MCAP or bag in object storage',
         },
       },
       async ({ params }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const rec = await storedRecording(deps, session, ['mcap', 'bag']);
         const link = new URL(deps.config.inspector.viewerUrl);
         link.searchParams.set('ds', 'remote-file');
@@ -401,10 +408,11 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
         summary:
           "The session's LiDAR point cloud; refused by name, as the platform stores no point clouds yet",
         access: 'annotator',
+        params: uuidParams('session_id'),
         statuses: { 404: 'no such session', 422: 'the session has no LiDAR point cloud' },
       },
       async ({ params }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         throw new RefusedError(
           `session ${session.id} has no LiDAR point cloud: this platform ingests camera frames only and stores no point clouds`,
         );

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { booleanParam, limitParam } from '../session-health/reads';
+import { booleanParam, limitParam } from '../../http/session-reads';
 
 /** A health row of a writer other than the inspector (an external indexer, a lidar checker...). */
 export const HealthRowIn = z.strictObject({

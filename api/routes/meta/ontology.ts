@@ -11,9 +11,8 @@ import {
 import { L0_VALUES } from '../../../core/ontology/classes';
 import { CLASS_NAME_PATTERN } from '../../../core/ontology/rules';
 import type { AppDeps } from '../../deps';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
-import { actorOf } from '../objects';
+import { RouteGroup, uuidParams } from '../../http/route-group';
+import { actorOf } from '../../http/actor';
 
 const className = z
   .string()
@@ -102,9 +101,9 @@ export function createOntologyRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'Revert a rename or merge run; objects changed since are skipped and listed',
         access: 'admin',
+        params: uuidParams('run_id'),
         statuses: { 404: 'no such run', 409: 'already reverted' },
       },
-      async ({ params, principal, req }) =>
-        revertRun(db, uuidParam(params, 'run_id'), actorOf(principal, req)),
+      async ({ params, principal, req }) => revertRun(db, params.run_id, actorOf(principal, req)),
     );
 }

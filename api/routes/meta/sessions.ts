@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor } from '../../../core/pagination';
 import { readGate } from '../../../activities/inspector/gate-store';
 import { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
-import { RouteGroup } from '../../http/route-group';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 import {
   booleanParam,
   findSession,
@@ -12,7 +12,7 @@ import {
   gateOut,
   limitParam,
   sessionOut,
-} from '../session-health/reads';
+} from '../../http/session-reads';
 
 /** Largest page of GET /api/sessions/page (docs/session-health.md). */
 export const MAX_PAGE_LIMIT = 200;
@@ -119,10 +119,11 @@ export function createMetaSessionRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "The session's first frame (lowest index)",
         access: 'annotator',
+        params: uuidParams('session_id'),
         statuses: { 404: 'no such session, or it has no frames yet' },
       },
       async ({ params }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const frame = await db.frame.findFirst({
           where: { sessionId: session.id },
           orderBy: { index: 'asc' },
@@ -137,10 +138,11 @@ export function createMetaSessionRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'Frame, ingest, privacy, annotation and health figures of one session',
         access: 'annotator',
+        params: uuidParams('session_id'),
         statuses: { 404: 'no such session' },
       },
       async ({ params }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const where = { sessionId: session.id };
         const [frames, redacted, pii, objects, gate] = await Promise.all([
           db.frame.aggregate({

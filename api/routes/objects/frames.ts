@@ -5,9 +5,8 @@ import { isMissingObject, objectLocation } from '../../../activities/inspector/f
 import type { AppDeps } from '../../deps';
 import { roleAtLeast, type Role } from '../../auth/principal';
 import { sendProblem } from '../../http/problem';
-import { RouteGroup } from '../../http/route-group';
-import { uuidParam } from '../../http/params';
-import { frameOut } from '../session-health/reads';
+import { RouteGroup, uuidParams } from '../../http/route-group';
+import { frameOut } from '../../http/session-reads';
 
 /** Roles that may see a frame's original, unredacted pixels; everyone else gets the redacted copy only. */
 export const ORIGINAL_IMAGE_ROLE: Role = 'reviewer';
@@ -36,7 +35,7 @@ const ImageQuery = z.strictObject({ variant: z.enum(['redacted', 'original']).de
 export function createFrameRoutes(deps: AppDeps): RouteGroup {
   const { db, storage } = deps;
   const findFrame = async (params: Record<string, string>) => {
-    const id = uuidParam(params, 'frame_id');
+    const id = params.frame_id;
     const frame = await db.frame.findUnique({ where: { id }, include: { piiAudit: true } });
     if (!frame) throw new NotFoundError(`no frame ${id}`);
     return frame;
@@ -48,6 +47,7 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'One frame: its place in the session, size, context and PII audit',
         access: 'annotator',
+        params: uuidParams('frame_id'),
         statuses: { 404: 'no such frame' },
       },
       async ({ params }) => {
@@ -71,6 +71,7 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
       {
         summary: `The frame's JPEG: the redacted copy by default; ?variant=original for ${ORIGINAL_IMAGE_ROLE} and admin only. ETag/Last-Modified revalidation and single byte ranges (206/416)`,
         access: 'annotator',
+        params: uuidParams('frame_id'),
         query: ImageQuery,
         statuses: {
           403: 'the original asked for by a role that sees only redacted frames',
@@ -78,12 +79,13 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
           409: 'no redacted copy yet; a redacted frame is never substituted by the original',
           416: 'range not satisfiable',
         },
+        respondsItself: { contentType: 'image/jpeg' },
       },
       async ({ req, res, params, query, principal }) => {
         const frame = await findFrame(params);
-        if (query.variant === 'original' && !roleAtLeast(principal!.role, ORIGINAL_IMAGE_ROLE)) {
+        if (query.variant === 'original' && !roleAtLeast(principal.role, ORIGINAL_IMAGE_ROLE)) {
           throw new NotAllowedError(
-            `a ${principal!.role} is served only redacted frames; originals need the ${ORIGINAL_IMAGE_ROLE} role`,
+            `a ${principal.role} is served only redacted frames; originals need the ${ORIGINAL_IMAGE_ROLE} role`,
           );
         }
         const uri = query.variant === 'original' ? frame.uri : frame.redactedUri;
@@ -112,7 +114,7 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
         res.setHeader('Accept-Ranges', 'bytes');
         if (notModified(req, etag, stat.lastModified)) {
           res.status(304).end();
-          return undefined;
+          return;
         }
 
         const size = stat.size;
@@ -129,7 +131,7 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
             type: 'urn:drivelab:problem:range-not-satisfiable',
             detail: `the image has ${size} bytes; no part of the requested range lies inside it`,
           });
-          return undefined;
+          return;
         }
         res.type((stat.metaData?.['content-type'] as string | undefined) ?? 'image/jpeg');
         // A malformed Range (-2) or several disjoint ranges are answered with the whole image, as RFC 9110 allows.
@@ -153,11 +155,10 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
         if (req.method === 'HEAD') {
           body.destroy();
           res.end();
-          return undefined;
+          return;
         }
         body.on('error', () => res.destroy());
         body.pipe(res);
-        return undefined;
       },
     );
 }

@@ -1,4 +1,3 @@
-import type { Request } from 'express';
 import { createMaskStore } from '../../../activities/annotations/masks';
 import {
   createObject,
@@ -8,23 +7,15 @@ import {
   listFrameObjectsJson,
   objectOut,
   replaceMask,
-  type Actor,
 } from '../../../activities/annotations/objects';
 import { cropJpeg, cropSheet, loadFrameImage } from '../../../activities/annotations/crops';
 import { createBoxClassifier } from '../../../activities/detect/box-classifier';
 import { clipBox } from '../../../core/geometry';
 import { NotFoundError } from '../../../core/errors';
 import type { AppDeps } from '../../deps';
-import type { Principal } from '../../auth/principal';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
+import { actorOf } from '../../http/actor';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 import { ClassifyIn, CreateObjectIn, CropQuery, CropSheetIn, MaskIn } from './validators';
-
-export const actorOf = (principal: Principal | undefined, req: Request): Actor => ({
-  userId: principal!.userId,
-  role: principal!.role,
-  requestId: String(req.id),
-});
 
 /**
  * The `objects` group's annotation routes (docs/annotations.md). GET /api/frames/{frame_id} and
@@ -51,7 +42,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         const frame = await getFrame(db, body.frame_id);
         const [x1, y1, x2, y2] = clipBox(body.box, frame, 'body.box').box;
         const image = await loadFrameImage(storage, frame);
-        const { model, candidates } = await classifier.classify(image, { x1, y1, x2, y2 });
+        const { model, candidates } = await classifier.classify(image, [x1, y1, x2, y2]);
         const classes = await db.ontologyClass.findMany({
           where: { name: { in: candidates.map((c) => c.className) } },
         });
@@ -75,6 +66,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         summary:
           "Create an object of any shape on a frame; state defaults to accepted and is clamped by the caller's role",
         access: 'annotator',
+        params: uuidParams('frame_id'),
         body: { name: 'CreateObjectIn', schema: CreateObjectIn },
         successStatus: 201,
         statuses: {
@@ -84,7 +76,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         },
       },
       async ({ params, body, principal, req, res }) => {
-        const frameId = uuidParam(params, 'frame_id');
+        const frameId = params.frame_id;
         const created = await createObject(db, masks, frameId, body, actorOf(principal, req));
         if (created.replayed) res.setHeader('Idempotent-Replayed', 'true');
         return {
@@ -99,12 +91,14 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "A frame's objects, every shape, oldest first",
         access: 'annotator',
+        params: uuidParams('frame_id'),
         statuses: { 404: 'no such frame' },
+        // The objects' JSON is built by PostgreSQL and sent as it comes, not parsed and re-serialised.
+        respondsItself: { contentType: 'application/json' },
       },
       async ({ params, res }) => {
-        const { json, count } = await listFrameObjectsJson(db, uuidParam(params, 'frame_id'));
+        const { json, count } = await listFrameObjectsJson(db, params.frame_id);
         res.type('application/json').send(`{"items":${json},"count":${count}}`);
-        return undefined;
       },
     )
     .get(
@@ -112,10 +106,11 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'One object, with its mask polygons read from the object store',
         access: 'annotator',
+        params: uuidParams('object_id'),
         statuses: { 404: 'no such object' },
       },
       async ({ params }) => {
-        const o = await getObject(db, uuidParam(params, 'object_id'));
+        const o = await getObject(db, params.object_id);
         const mask = o.maskUri ? await masks.read(o.maskUri) : null;
         return { ...objectOut(o), mask_polygons: mask?.polygons ?? null };
       },
@@ -125,10 +120,11 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'Delete an object and its mask blob (hard delete)',
         access: 'reviewer',
+        params: uuidParams('object_id'),
         statuses: { 404: 'no such object' },
       },
       async ({ params, principal, req }) => {
-        const id = uuidParam(params, 'object_id');
+        const id = params.object_id;
         await deleteObject(db, masks, id, actorOf(principal, req));
         return { id, deleted: true };
       },
@@ -138,18 +134,15 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "Replace an object's mask polygons (one blob per object); bumps version",
         access: 'annotator',
+        params: uuidParams('object_id'),
         body: { name: 'MaskIn', schema: MaskIn },
         statuses: { 404: 'no such object', 409: 'expected_version mismatch' },
       },
       async ({ params, body, principal, req }) => {
-        const o = await replaceMask(
-          db,
-          masks,
-          uuidParam(params, 'object_id'),
-          body.polygons,
-          body.expected_version,
-          { ...actorOf(principal, req), reviewer: principal!.email },
-        );
+        const o = await replaceMask(db, masks, params.object_id, body.polygons, body.expected_version, {
+          ...actorOf(principal, req),
+          reviewer: principal.email,
+        });
         return { ...objectOut(o), mask_polygons: (await masks.read(o.maskUri!)).polygons };
       },
     )
@@ -158,11 +151,13 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
       {
         summary: "The object's padded crop as JPEG (from the redacted frame when there is one)",
         access: 'annotator',
+        params: uuidParams('object_id'),
         query: CropQuery,
         statuses: { 404: 'no such object or frame image' },
+        respondsItself: { contentType: 'image/jpeg' },
       },
       async ({ params, query, res }) => {
-        const o = await getObject(db, uuidParam(params, 'object_id'));
+        const o = await getObject(db, params.object_id);
         const frame = await getFrame(db, o.frameId);
         const jpeg = await cropJpeg(
           await loadFrameImage(storage, frame),
@@ -172,7 +167,6 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
           query.size ?? null,
         );
         res.type('image/jpeg').send(jpeg);
-        return undefined;
       },
     )
     .post(
@@ -182,6 +176,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         access: 'annotator',
         body: { name: 'CropSheetIn', schema: CropSheetIn },
         statuses: { 404: 'an object does not exist' },
+        respondsItself: { contentType: 'image/jpeg' },
       },
       async ({ body, res }) => {
         const objects = await db.annoObject.findMany({
@@ -198,7 +193,6 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         );
         res.setHeader('X-Crop-Grid', `${sheet.cols}x${sheet.rows}`);
         res.type('image/jpeg').send(sheet.jpeg);
-        return undefined;
       },
     );
 }

@@ -3,9 +3,8 @@ import { reviewObjects } from '../../../activities/annotations/review';
 import { parseObjectState } from '../../../core/objects/states';
 import { reviewEffect } from '../../../core/review/actions';
 import type { AppDeps } from '../../deps';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
-import { actorOf } from '../objects';
+import { RouteGroup, uuidParams } from '../../http/route-group';
+import { actorOf } from '../../http/actor';
 import { BulkReviewIn, ReviewIn } from './validators';
 
 type ReviewBody = Pick<z.infer<typeof ReviewIn>, 'action' | 'state' | 'class_name' | 'attrs'>;
@@ -28,6 +27,7 @@ export function createReviewRoutes(deps: AppDeps): RouteGroup {
         summary:
           'Review one object: confirm/accept, reject, relabel or edit; source becomes human, version +1',
         access: 'reviewer',
+        params: uuidParams('object_id'),
         body: { name: 'ReviewIn', schema: ReviewIn },
         statuses: {
           400: 'state outside the allowed list',
@@ -36,7 +36,7 @@ export function createReviewRoutes(deps: AppDeps): RouteGroup {
         },
       },
       async ({ params, body, principal, req }) => {
-        const id = uuidParam(params, 'object_id');
+        const id = params.object_id;
         const result = await reviewObjects(
           db,
           {

@@ -1,14 +1,14 @@
+import { z } from 'zod';
 import { CHECK_NAMES, INSPECTOR_VERSION, type CheckName, type GateDecision } from '../../../core/health';
 import { NotFoundError } from '../../../core/errors';
 import { recordAudit } from '../../../activities/audit';
 import { applyGate, lockSession, readGate, readGates } from '../../../activities/inspector/gate-store';
 import type { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
-import { RouteGroup } from '../../http/route-group';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 import type { sessionHealthWorkflow } from '../../../workflows/session-health';
-import { uuidParam } from '../../http/params';
-import { findSession, gateOut, healthRowOut, sessionOut } from './reads';
-import { startWorkflow } from './start-workflow';
+import { findSession, gateOut, healthRowOut, sessionOut } from '../../http/session-reads';
+import { startWorkflow } from '../../http/start-workflow';
 import { BoardQuery, HealthOverrideIn, TrendsQuery } from './validators';
 
 type CheckScores = Partial<Record<CheckName, number>>;
@@ -91,10 +91,11 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
         summary:
           "The gate's verdict: the newest row of the inspector's own indexer_version, or a newer admin override",
         access: 'annotator',
+        params: uuidParams('session_id'),
         statuses: { 404: 'no such session' },
       },
       async ({ params }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         return gateOut(session.id, await readGate(db, session.id));
       },
     )
@@ -104,6 +105,7 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
         summary:
           "Health trend of one vehicle's sessions, oldest first: score and per-check scores of each inspection",
         access: 'annotator',
+        params: z.object({ vehicle_id: z.string().min(1).max(200) }),
         query: TrendsQuery,
         statuses: { 404: 'no session of that vehicle' },
       },
@@ -171,10 +173,11 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
         summary:
           'A session with its gate verdict, its health rows of every writer (newest first, at most 100) and its overrides',
         access: 'annotator',
+        params: uuidParams('session_id'),
         statuses: { 404: 'no such session' },
       },
       async ({ params }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const [gate, rows, overrides] = await Promise.all([
           readGate(db, session.id),
           db.sessionHealth.findMany({
@@ -208,12 +211,13 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
         summary:
           "Admin override of the session's quarantine, with a reason; it stands until a newer inspector row",
         access: 'admin',
+        params: uuidParams('session_id'),
         body: { name: 'HealthOverrideIn', schema: HealthOverrideIn },
         successStatus: 201,
         statuses: { 404: 'no such session' },
       },
       async ({ params, body, principal, req }) => {
-        const sessionId = uuidParam(params, 'session_id');
+        const sessionId = params.session_id;
         const decision: GateDecision = await db.$transaction(async (tx) => {
           if (!(await lockSession(tx, sessionId))) throw new NotFoundError(`no session ${sessionId}`);
           const override = await tx.sessionHealthOverride.create({
@@ -221,18 +225,18 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
               sessionId,
               quarantined: body.quarantined,
               reason: body.reason,
-              actorId: principal!.userId,
+              actorId: principal.userId,
             },
           });
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'session.health.overridden',
             subjectType: 'session',
             subjectId: sessionId,
             detail: { override_id: override.id, quarantined: body.quarantined, reason: body.reason },
             requestId: String(req.id),
           });
-          return applyGate(tx, sessionId, { actorId: principal!.userId, requestId: String(req.id) });
+          return applyGate(tx, sessionId, { actorId: principal.userId, requestId: String(req.id) });
         });
         return gateOut(sessionId, decision);
       },
@@ -243,11 +247,12 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
         summary:
           'Start a health run (Temporal workflow sessionHealthWorkflow, id health-<session_id>); 202 with a Location to watch',
         access: 'reviewer',
+        params: uuidParams('session_id'),
         successStatus: 202,
         statuses: { 404: 'no such session', 409: 'a health run of this session is already running' },
       },
       async ({ params, res, principal, req }) => {
-        const session = await findSession(db, params);
+        const session = await findSession(db, params.session_id);
         const started = await startWorkflow<Parameters<typeof sessionHealthWorkflow>>(deps, res, {
           workflowType: 'sessionHealthWorkflow',
           workflowId: `health-${session.id}`,
@@ -256,7 +261,7 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
           what: `a health run of session ${session.id}`,
         });
         await recordAudit(db, {
-          actorId: principal!.userId,
+          actorId: principal.userId,
           action: 'session.health.run.started',
           subjectType: 'session',
           subjectId: session.id,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { limitParam } from './reads';
+import { limitParam } from '../../http/session-reads';
 
 /** An admin's decision on a session's quarantine; the reason is kept with the audit record. */
 export const HealthOverrideIn = z.strictObject({

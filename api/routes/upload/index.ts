@@ -69,11 +69,11 @@ export function createUploadRoutes(deps: AppDeps): RouteGroup {
                 contentType: body.content_type,
                 declaredSize: body.size ?? null,
                 partSize,
-                createdBy: principal!.userId,
+                createdBy: principal.userId,
               },
             });
             await recordAudit(tx, {
-              actorId: principal!.userId,
+              actorId: principal.userId,
               action: 'upload.started',
               subjectType: 'upload',
               subjectId: id,
@@ -190,7 +190,7 @@ export function createUploadRoutes(deps: AppDeps): RouteGroup {
           });
           if (count)
             await recordAudit(tx, {
-              actorId: principal!.userId,
+              actorId: principal.userId,
               action: 'upload.completed',
               subjectType: 'upload',
               subjectId: upload.id,
@@ -229,7 +229,7 @@ export function createUploadRoutes(deps: AppDeps): RouteGroup {
         await db.$transaction(async (tx) => {
           await tx.upload.update({ where: { id: upload.id }, data: { state: 'aborted' } });
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'upload.aborted',
             subjectType: 'upload',
             subjectId: upload.id,
@@ -260,11 +260,11 @@ export function createUploadRoutes(deps: AppDeps): RouteGroup {
               contentType: body.content_type,
               declaredSize: body.size ?? null,
               partSize: 0,
-              createdBy: principal!.userId,
+              createdBy: principal.userId,
             },
           });
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'upload.started',
             subjectType: 'upload',
             subjectId: id,

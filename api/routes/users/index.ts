@@ -2,8 +2,7 @@ import { NotFoundError, ConflictError } from '../../../core/errors';
 import { recordAudit } from '../../../activities/audit';
 import { Prisma } from '../../../generated/prisma/client';
 import { hashPassword } from '../../auth/passwords';
-import { uuidParam } from '../../http/params';
-import { RouteGroup } from '../../http/route-group';
+import { RouteGroup, uuidParams } from '../../http/route-group';
 import type { AppDeps } from '../../deps';
 import { tokenOut, userOut } from './serialize';
 import { UserCreateIn } from './validators';
@@ -66,18 +65,19 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
       },
     )
     .get('/api/users/me', { summary: 'The calling user', access: 'annotator' }, async ({ principal }) => {
-      const user = await db.user.findUniqueOrThrow({ where: { id: principal!.userId } });
-      return { ...userOut(user), token_expires_at: principal!.expiresAt.toISOString() };
+      const user = await db.user.findUniqueOrThrow({ where: { id: principal.userId } });
+      return { ...userOut(user), token_expires_at: principal.expiresAt.toISOString() };
     })
     .post(
       '/api/users/{user_id}/revoke-tokens',
       {
         summary: 'Invalidate every outstanding token of the user (bumps token_version)',
         access: 'admin',
+        params: uuidParams('user_id'),
         statuses: { 404: 'no such user' },
       },
       async ({ params, principal, req }) => {
-        const userId = uuidParam(params, 'user_id');
+        const userId = params.user_id;
         const user = await db.$transaction(async (tx) => {
           const updated = await tx.user.updateMany({
             where: { id: userId },
@@ -85,7 +85,7 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
           });
           if (updated.count === 0) throw new NotFoundError(`no user ${userId}`);
           await recordAudit(tx, {
-            actorId: principal!.userId,
+            actorId: principal.userId,
             action: 'user.tokens.revoked',
             subjectType: 'user',
             subjectId: userId,
@@ -101,15 +101,16 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
       {
         summary: 'Mint a token for the user; recorded as activity with the admin as actor',
         access: 'admin',
+        params: uuidParams('user_id'),
         statuses: { 404: 'no such user' },
       },
       async ({ params, principal, req }) => {
-        const userId = uuidParam(params, 'user_id');
+        const userId = params.user_id;
         const user = await db.user.findUnique({ where: { id: userId } });
         if (!user || user.disabledAt) throw new NotFoundError(`no active user ${userId}`);
         const minted = await deps.tokens.issue(user.id, user.tokenVersion);
         await recordAudit(db, {
-          actorId: principal!.userId,
+          actorId: principal.userId,
           action: 'user.token.minted',
           subjectType: 'user',
           subjectId: user.id,

@@ -1,12 +1,10 @@
 import { z } from 'zod';
+import { EmailAddress } from '../../http/email';
 import { ROLES } from '../../auth/principal';
 
 export const UserCreateIn = z
   .strictObject({
-    email: z
-      .email()
-      .max(320)
-      .transform((e) => e.toLowerCase()),
+    email: EmailAddress,
     name: z.string().trim().min(1).max(200),
     /** Long passphrases over complexity rules (NIST SP 800-63B). */
     password: z.string().min(12).max(1024),

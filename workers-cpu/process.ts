@@ -1,0 +1,33 @@
+import { NativeConnection } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../core/config';
+import { createCpuActivities } from '../activities';
+import { createDb } from '../activities/db';
+import { createObjectStore } from '../activities/storage/object-store';
+import { createEventHub } from '../runtime/event-hub';
+import { workerProcess, type WorkerProcess } from '../runtime/worker-process';
+import { createCpuWorker } from './worker';
+
+/** Everything workers-cpu builds, in one place, so the integration tests start it as production does. */
+export async function startCpuWorkerProcess(config: AppConfig, logger: Logger): Promise<WorkerProcess> {
+  const db = createDb(config.database.url);
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  // Job events (ingest progress) reach the API's SSE clients through PostgreSQL NOTIFY.
+  const events = await createEventHub(config.database.url, logger);
+  return workerProcess({
+    name: 'workers-cpu',
+    logger,
+    polling: { fields: { taskQueue: config.temporal.cpuTaskQueue }, message: 'workers-cpu polling' },
+    create: () =>
+      createCpuWorker({
+        connection,
+        config,
+        activities: createCpuActivities({ config, db, storage: createObjectStore(config.storage), events }),
+      }),
+    release: async () => {
+      await connection.close();
+      await events.close();
+      await db.$disconnect();
+    },
+  });
+}
