@@ -70,3 +70,18 @@ it('refuses by name when the closed-set model is missing', async () => {
     await noModel.close();
   }
 });
+
+it('runs on the CPU even where the auto-label models run on CUDA: never outside the GPU slot', async () => {
+  // This machine has no CUDA provider: a classifier that followed APP_MODELS__DEVICE would refuse.
+  const cudaDeployment = await startTestApi(testConfig({ DATABASE_URL: db.url, APP_MODELS__DEVICE: 'cuda' }));
+  try {
+    const res = await cudaDeployment.call('POST', '/api/objects/classify', {
+      token,
+      body: { frame_id: frameId, box: frame.truth.bus },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.candidates[0].class_name).toBe(COCO_TO_ONTOLOGY.bus);
+  } finally {
+    await cudaDeployment.close();
+  }
+});

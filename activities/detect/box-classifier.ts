@@ -19,9 +19,17 @@ export interface BoxClassifier {
  * Suggests classes for a box a person drew, by running the closed-set detector on the box's
  * region, kept loaded between requests (residentClosedSetDetector: a missing or unfit model refuses
  * by name, UnavailableError, and the next call tries again).
+ *
+ * It always runs on the CPU, on one thread, whatever APP_MODELS__DEVICE says: the API process
+ * never touches the GPU, so no inference happens outside the single GPU slot, and a reviewer's
+ * click never waits behind an auto-label session or a training job holding the slot. One crop at
+ * the model's 416 px input is a few tens of milliseconds on one core (docs/autolabel.md).
  */
 export function createBoxClassifier(config: Pick<AppConfig, 'models' | 'autolabel'>): BoxClassifier {
-  const detector = residentClosedSetDetector(config);
+  const detector = residentClosedSetDetector({
+    ...config,
+    models: { ...config.models, device: 'cpu', closedSetThreads: 1 },
+  });
   return {
     async classify(image, box) {
       const model = await detector.acquire();
