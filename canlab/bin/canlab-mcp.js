@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 'use strict';
-// Runs the TypeScript sources directly through tsx's CommonJS require hook. Stdout carries the
-// MCP protocol in stdio modes, so everything for a human goes to stderr.
-require('tsx/cjs');
-const { runMcpLauncher } = require('../src/mcp/launcher.ts');
+// Stdout carries the MCP protocol in stdio modes, so everything for a human goes to stderr.
+const { runMcpLauncher } = require('./entry').loadEntry('mcp/launcher', 'canlab-mcp');
 
 const io = { stderr: (text) => process.stderr.write(text) };
 

@@ -1,8 +1,6 @@
 #!/usr/bin/env node
 'use strict';
-// Runs the TypeScript sources directly through tsx's CommonJS require hook.
-require('tsx/cjs');
-const { runCli } = require('../src/cli/main.ts');
+const { runCli } = require('./entry').loadEntry('cli/main', 'canlab');
 
 const io = {
   stdout: (text) => process.stdout.write(text),

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { CanlabInputError } from '../errors';
-import type { CliCommand, CliIo } from './command';
+import type { CliArgs, CliCommand, CliIo } from './command';
 import { commands } from './commands';
 
 function oneLine(text: string): string {
@@ -46,7 +46,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.stdout(commandHelp(command));
     return 0;
   }
-  let parsed: { positionals: string[]; values: Record<string, string | boolean | undefined> };
+  let parsed: CliArgs;
   try {
     const { positionals, values } = parseArgs({
       args: rest,
@@ -54,7 +54,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       allowPositionals: true,
       strict: true,
     });
-    parsed = { positionals, values: values as Record<string, string | boolean | undefined> };
+    parsed = { positionals, values: values as CliArgs['values'] };
   } catch (err) {
     io.stderr(
       `canlab: ${command.name}: ${oneLine(err instanceof Error ? err.message : String(err))} (usage: canlab ${command.usage})\n`,

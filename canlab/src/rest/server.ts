@@ -127,21 +127,33 @@ function stepJson(step: SignalStep | undefined): Record<string, unknown> | null 
     : null;
 }
 
+// Matched by attribute rather than as exact text: a formatter may make the link self-closing, reflow
+// the attributes or change their quotes, and the page must still inline its assets.
+const STYLESHEET_TAG = /<link\b[^>]*\shref\s*=\s*["']?style\.css["']?[^>]*>/i;
+const SCRIPT_TAG = /<script\b[^>]*\ssrc\s*=\s*["']?app\.js["']?[^>]*>\s*<\/script\s*>/i;
+
+/**
+ * `template` with its `style.css` link and `app.js` script tags replaced by the inline `css` and `js`,
+ * or undefined when it lacks either tag.
+ */
+export function inlineWindowAssets(template: string, css: string, js: string): string | undefined {
+  if (!STYLESHEET_TAG.test(template) || !SCRIPT_TAG.test(template)) return undefined;
+  // Functions as replacements: `$` sequences in the code must not be read as patterns.
+  return template
+    .replace(STYLESHEET_TAG, () => `<style>${css}</style>`)
+    .replace(SCRIPT_TAG, () => `<script>${js}</script>`);
+}
+
 /** The window page with its stylesheet and script inlined, so GET / is the only route without a token. */
 function buildWindowPage(): { html: string; csp: string } {
-  const dir = path.join(__dirname, '..', 'window');
+  // Through the package root rather than `../window`: the built server runs from dist/rest/, and the
+  // page's files stay in src/window/ (they have no build step).
+  const dir = path.join(__dirname, '..', '..', 'src', 'window');
   const read = (name: string): string => fs.readFileSync(path.join(dir, name), 'utf8');
   const css = read('style.css');
   const js = read('app.js');
-  const template = read('index.html');
-  const styleTag = '<link rel="stylesheet" href="style.css">';
-  const scriptTag = '<script src="app.js"></script>';
-  if (!template.includes(styleTag) || !template.includes(scriptTag))
-    throw new Error(`${dir}/index.html lost its stylesheet or script tag`);
-  // Functions as replacements: `$` sequences in the code must not be read as patterns.
-  const html = template
-    .replace(styleTag, () => `<style>${css}</style>`)
-    .replace(scriptTag, () => `<script>${js}</script>`);
+  const html = inlineWindowAssets(read('index.html'), css, js);
+  if (html === undefined) throw new Error(`${dir}/index.html lost its stylesheet or script tag`);
   const hash = (text: string): string => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
   const csp = `default-src 'none'; script-src ${hash(js)}; style-src ${hash(css)}; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
   return { html, csp };

@@ -3,18 +3,17 @@
  * typed with send-keys, and the screen is read with capture-pane.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CANLAB_BIN } from '../adapters/process';
+import { requireBinary } from '../binaries';
 
 jest.setTimeout(90000);
 
-const TMUX = '/usr/bin/tmux';
-const available = existsSync(TMUX);
-if (!available) process.stdout.write(`skipping the terminal keyboard test: ${TMUX} is not installed\n`);
+const TMUX = requireBinary('/usr/bin/tmux', 'tmux');
 
-(available ? it : it.skip)('a configured key opens then closes an interval, q stops', async () => {
+it('a configured key opens then closes an interval, q stops', async () => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'canlab-tmux-'));
   const socket = path.join(tmp, 'tmux.sock');
   const out = path.join(tmp, 'rec');

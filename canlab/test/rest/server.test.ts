@@ -3,6 +3,7 @@ import type { CanFrame } from '../../src/frame';
 import {
   createRestServer,
   DEFAULT_FRAMES_N,
+  inlineWindowAssets,
   isLoopbackHost,
   MAX_FRAMES_N,
   nonLoopbackWarning,
@@ -72,6 +73,30 @@ async function setup(allowInject = true): Promise<{ ws: Workspace; server: RestS
   return { ws, server, sent };
 }
 
+describe('inlineWindowAssets', () => {
+  const css = 'b{color:red}';
+  const js = "x.replace(/a/, '$&$1')";
+  const inlined = `<head><style>${css}</style></head><body><script>${js}</script></body>`;
+
+  it.each([
+    ['as written by hand', '<link rel="stylesheet" href="style.css">', '<script src="app.js"></script>'],
+    ['as Prettier writes it', '<link rel="stylesheet" href="style.css" />', '<script src="app.js"></script>'],
+    [
+      'reflowed, reordered and single-quoted',
+      "<link\n  href='style.css'\n  rel='stylesheet'\n/>",
+      "<script\n  src='app.js'\n>\n</script >",
+    ],
+  ])('inlines the stylesheet and script %s, taking `$` literally', (_, link, script) => {
+    expect(inlineWindowAssets(`<head>${link}</head><body>${script}</body>`, css, js)).toBe(inlined);
+  });
+
+  it('is undefined when either tag is gone', () => {
+    const script = '<script src="app.js"></script>';
+    expect(inlineWindowAssets(`<head></head><body>${script}</body>`, css, js)).toBeUndefined();
+    expect(inlineWindowAssets('<link rel="stylesheet" href="style.css" />', css, js)).toBeUndefined();
+  });
+});
+
 describe('REST API', () => {
   let ctx: Awaited<ReturnType<typeof setup>>;
   beforeEach(async () => {
@@ -87,6 +112,8 @@ describe('REST API', () => {
     expect(page.body).toContain('ARM TX');
     expect(page.body).not.toContain(TOKEN);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'sha256-");
+    expect(page.body).toContain('<style>');
+    expect(page.body).not.toMatch(/<link[^>]*stylesheet|<script[^>]*\ssrc=/);
   });
 
   it('needs the X-API-Token on every other route: 401 when missing or wrong', async () => {

@@ -11,8 +11,9 @@ import { createCaptureWriter } from '../../src/formats';
 import type { CanFrame } from '../../src/frame';
 import { createRestServer, type RestServer } from '../../src/rest/server';
 import { Workspace } from '../../src/workspace/workspace';
+import { requireBinary } from '../binaries';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = requireBinary('/usr/bin/chromium', 'chromium');
 const TOKEN = 'window-test-token-4f9a';
 export const SCREENSHOT = path.join(os.tmpdir(), 'canlab-window.png');
 
@@ -45,9 +46,7 @@ async function writeCapture(file: string): Promise<void> {
   await writer.close();
 }
 
-const describeIfChromium = fs.existsSync(CHROMIUM) ? describe : describe.skip;
-
-describeIfChromium('the window in headless Chromium', () => {
+describe('the window in headless Chromium', () => {
   let dir: string;
   let ws: Workspace;
   let server: RestServer;

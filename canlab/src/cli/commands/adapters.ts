@@ -14,7 +14,7 @@ import {
 } from '../../adapters/store';
 import { ADAPTER_TEST_LISTEN_MS, testAdapter } from '../../adapters/receive';
 import { CanlabInputError } from '../../errors';
-import type { CliCommand } from '../command';
+import type { CliRun } from '../command';
 
 const ACTIONS = ['list', 'add', 'remove', 'test'];
 
@@ -42,74 +42,59 @@ function integerOption(
   return n;
 }
 
-export const adapters: CliCommand = {
-  name: 'adapters',
-  usage:
-    'adapters list | add <name> --backend <b> --channel <ch> [--bitrate N] [--fd] [--serial-baud N] [--socketcand-host H] | remove <name> | test <name>',
-  summary:
-    'saved adapters (<config_dir>/adapters.json) and the Test action: open, listen 1 s, never transmit',
-  options: {
-    backend: { type: 'string' },
-    channel: { type: 'string' },
-    bitrate: { type: 'string' },
-    fd: { type: 'boolean' },
-    'serial-baud': { type: 'string' },
-    'socketcand-host': { type: 'string' },
-  },
-  async run({ positionals, values }, io) {
-    const [action, name, ...extra] = positionals;
-    if (action === undefined || !ACTIONS.includes(action))
-      throw new CanlabInputError(
-        'adapters',
-        `expects one of ${ACTIONS.join(', ')}${action ? `, not '${action}'` : ''}`,
-      );
-    if (extra.length > 0) throw new CanlabInputError('adapters', `unexpected argument '${extra[0]}'`);
-    if (action === 'list') {
-      const list = await loadAdapters();
-      io.stdout(`${adaptersFile()}: ${list.length} saved adapter${list.length === 1 ? '' : 's'}\n`);
-      if (list.length > 0)
-        io.stdout(['name\tbackend\tchannel\tbitrate\tmode\textras', ...list.map(describe)].join('\n') + '\n');
-      io.stdout(`backends: ${BACKENDS.join(', ')}\n`);
-      return 0;
-    }
-    if (name === undefined) throw new CanlabInputError('adapters', `${action} needs an adapter name`);
-    if (action === 'add') {
-      const extras: Record<string, unknown> = {};
-      const serialBaud = integerOption(values, 'serial-baud');
-      if (serialBaud !== undefined) extras['serialBaud'] = serialBaud;
-      if (values['socketcand-host'] !== undefined) extras['socketcandHost'] = values['socketcand-host'];
-      const adapter = validateAdapter(
-        {
-          name,
-          backend: values['backend'],
-          channel: values['channel'] ?? '',
-          bitrate: integerOption(values, 'bitrate'),
-          fd: values['fd'] === true,
-          extras,
-        },
-        'adapters add',
-      );
-      await saveAdapter(adapter);
-      io.stdout(`saved ${describe(adapter).replace(/\t/g, ' ')} to ${adaptersFile()}\n`);
-      return 0;
-    }
-    if (action === 'remove') {
-      if (!(await removeAdapter(name)))
-        throw new CanlabInputError(adaptersFile(), `no saved adapter named '${name}'`);
-      io.stdout(`removed ${name} from ${adaptersFile()}\n`);
-      return 0;
-    }
-    const adapter = await findAdapter(name);
-    const result = await testAdapter(adapter, ADAPTER_TEST_LISTEN_MS);
-    if (!result.ok) {
-      io.stderr(
-        `canlab: adapter '${adapter.name}' (${adapter.backend}): ${result.reason}; fix: ${result.fix}\n`,
-      );
-      return ADAPTER_UNAVAILABLE_EXIT;
-    }
-    io.stdout(
-      `${adapter.name}: opened, listened ${(result.listenedMs / 1000).toFixed(1)} s, heard ${result.frames} frame${result.frames === 1 ? '' : 's'}${result.ids.length > 0 ? ` (ids ${result.ids.join(' ')})` : ''}; nothing was sent\n`,
+export const run: CliRun = async ({ positionals, values }, io) => {
+  const [action, name, ...extra] = positionals;
+  if (action === undefined || !ACTIONS.includes(action))
+    throw new CanlabInputError(
+      'adapters',
+      `expects one of ${ACTIONS.join(', ')}${action ? `, not '${action}'` : ''}`,
     );
+  if (extra.length > 0) throw new CanlabInputError('adapters', `unexpected argument '${extra[0]}'`);
+  if (action === 'list') {
+    const list = await loadAdapters();
+    io.stdout(`${adaptersFile()}: ${list.length} saved adapter${list.length === 1 ? '' : 's'}\n`);
+    if (list.length > 0)
+      io.stdout(['name\tbackend\tchannel\tbitrate\tmode\textras', ...list.map(describe)].join('\n') + '\n');
+    io.stdout(`backends: ${BACKENDS.join(', ')}\n`);
     return 0;
-  },
+  }
+  if (name === undefined) throw new CanlabInputError('adapters', `${action} needs an adapter name`);
+  if (action === 'add') {
+    const extras: Record<string, unknown> = {};
+    const serialBaud = integerOption(values, 'serial-baud');
+    if (serialBaud !== undefined) extras['serialBaud'] = serialBaud;
+    if (values['socketcand-host'] !== undefined) extras['socketcandHost'] = values['socketcand-host'];
+    const adapter = validateAdapter(
+      {
+        name,
+        backend: values['backend'],
+        channel: values['channel'] ?? '',
+        bitrate: integerOption(values, 'bitrate'),
+        fd: values['fd'] === true,
+        extras,
+      },
+      'adapters add',
+    );
+    await saveAdapter(adapter);
+    io.stdout(`saved ${describe(adapter).replace(/\t/g, ' ')} to ${adaptersFile()}\n`);
+    return 0;
+  }
+  if (action === 'remove') {
+    if (!(await removeAdapter(name)))
+      throw new CanlabInputError(adaptersFile(), `no saved adapter named '${name}'`);
+    io.stdout(`removed ${name} from ${adaptersFile()}\n`);
+    return 0;
+  }
+  const adapter = await findAdapter(name);
+  const result = await testAdapter(adapter, ADAPTER_TEST_LISTEN_MS);
+  if (!result.ok) {
+    io.stderr(
+      `canlab: adapter '${adapter.name}' (${adapter.backend}): ${result.reason}; fix: ${result.fix}\n`,
+    );
+    return ADAPTER_UNAVAILABLE_EXIT;
+  }
+  io.stdout(
+    `${adapter.name}: opened, listened ${(result.listenedMs / 1000).toFixed(1)} s, heard ${result.frames} frame${result.frames === 1 ? '' : 's'}${result.ids.length > 0 ? ` (ids ${result.ids.join(' ')})` : ''}; nothing was sent\n`,
+  );
+  return 0;
 };

@@ -22,7 +22,7 @@ import { configDir } from '../../config-dir';
 import { CanlabInputError } from '../../errors';
 import { createRestServer, DEFAULT_REST_HOST } from '../../rest/server';
 import type { MarkAction } from '../../workspace/types';
-import type { CliCommand, CliIo } from '../command';
+import type { CliIo, CliRun } from '../command';
 
 export const DEFAULT_TOKEN_FILE = 'capture.token';
 
@@ -103,164 +103,142 @@ function printSummary(io: CliIo, reason: string, summary: CaptureSummary, dir: s
   );
 }
 
-export const capture: CliCommand = {
-  name: 'capture',
-  usage:
-    'capture (--adapter <name> | --interface <backend> --channel <ch>) [--out <dir>] [--keys k=label,...] [--http <port>] ...',
-  summary: 'receive-only logger: CSV segments, marks.json and a project file, marks from keys, HTTP and GPIO',
-  options: {
-    interface: { type: 'string' },
-    channel: { type: 'string' },
-    bitrate: { type: 'string' },
-    adapter: { type: 'string', multiple: true },
-    keys: { type: 'string' },
-    http: { type: 'string' },
-    'http-host': { type: 'string' },
-    'token-file': { type: 'string' },
-    gpio: { type: 'string' },
-    duration: { type: 'string' },
-    'max-frames': { type: 'string' },
-    'max-seconds': { type: 'string' },
-    'no-project': { type: 'boolean' },
-    out: { type: 'string' },
-  },
-  async run({ positionals, values }, io) {
-    if (positionals.length > 0)
-      throw new CanlabInputError('capture', `takes no positional arguments (got '${positionals[0]}')`);
-    const saved = (values['adapter'] as unknown as string[] | undefined) ?? [];
-    let keys: Map<string, string>;
-    let gpioPins: Map<number, string>;
-    try {
-      keys = parseKeyBindings(values['keys'] as string | undefined);
-      gpioPins = parseGpioBindings(values['gpio'] as string | undefined);
-    } catch (err) {
-      throw new CanlabInputError('capture', (err as Error).message);
-    }
-    const duration = positive(values, 'duration', false);
-    const maxFrames = positive(values, 'max-frames', true) ?? DEFAULT_MAX_FRAMES;
-    const maxSeconds = positive(values, 'max-seconds', false) ?? DEFAULT_MAX_SECONDS;
-    const httpPort = values['http'] === undefined ? undefined : Number(values['http']);
-    if (httpPort !== undefined && !(Number.isInteger(httpPort) && httpPort >= 0 && httpPort < 65536)) {
-      throw new CanlabInputError(
-        'capture',
-        `--http must be a port number (0 picks a free one), not '${String(values['http'])}'`,
-      );
-    }
-    if (httpPort === undefined && (values['http-host'] !== undefined || values['token-file'] !== undefined)) {
-      throw new CanlabInputError('capture', '--http-host and --token-file go with --http <port>');
-    }
-    const adapters = await adaptersFrom(values, saved);
-    const dir = path.resolve(typeof values['out'] === 'string' ? values['out'] : timestampFolder());
+export const run: CliRun = async ({ positionals, values }, io) => {
+  if (positionals.length > 0)
+    throw new CanlabInputError('capture', `takes no positional arguments (got '${positionals[0]}')`);
+  const saved = (values['adapter'] as unknown as string[] | undefined) ?? [];
+  let keys: Map<string, string>;
+  let gpioPins: Map<number, string>;
+  try {
+    keys = parseKeyBindings(values['keys'] as string | undefined);
+    gpioPins = parseGpioBindings(values['gpio'] as string | undefined);
+  } catch (err) {
+    throw new CanlabInputError('capture', (err as Error).message);
+  }
+  const duration = positive(values, 'duration', false);
+  const maxFrames = positive(values, 'max-frames', true) ?? DEFAULT_MAX_FRAMES;
+  const maxSeconds = positive(values, 'max-seconds', false) ?? DEFAULT_MAX_SECONDS;
+  const httpPort = values['http'] === undefined ? undefined : Number(values['http']);
+  if (httpPort !== undefined && !(Number.isInteger(httpPort) && httpPort >= 0 && httpPort < 65536)) {
+    throw new CanlabInputError(
+      'capture',
+      `--http must be a port number (0 picks a free one), not '${String(values['http'])}'`,
+    );
+  }
+  if (httpPort === undefined && (values['http-host'] !== undefined || values['token-file'] !== undefined)) {
+    throw new CanlabInputError('capture', '--http-host and --token-file go with --http <port>');
+  }
+  const adapters = await adaptersFrom(values, saved);
+  const dir = path.resolve(typeof values['out'] === 'string' ? values['out'] : timestampFolder());
 
-    let session: CaptureSession;
+  let session: CaptureSession;
+  try {
+    session = await CaptureSession.start({
+      dir,
+      adapters,
+      maxFrames,
+      maxSeconds,
+      project: values['no-project'] !== true,
+    });
+  } catch (err) {
+    if (err instanceof AdapterUnavailableError) {
+      io.stderr(`canlab: ${err.message}; fix: ${err.fix}\n`);
+      return ADAPTER_UNAVAILABLE_EXIT;
+    }
+    throw err;
+  }
+
+  // Everything below is torn down by `finish`, whatever stops the run.
+  let stopReason: ((reason: string) => void) | undefined;
+  const stopped = new Promise<string>((resolve) => (stopReason = resolve));
+  const stop = (reason: string): void => stopReason?.(reason);
+  const mark = (label: string, action: MarkAction, source: string): void => {
     try {
-      session = await CaptureSession.start({
-        dir,
-        adapters,
-        maxFrames,
-        maxSeconds,
-        project: values['no-project'] !== true,
+      const m = session.mark(label, action, source);
+      const state =
+        m.kind === 'point'
+          ? 'point'
+          : m.end === undefined
+            ? 'begins'
+            : `ends (${(m.end - m.start).toFixed(2)} s)`;
+      io.stdout(`mark: ${label} ${state} [${source}]\r\n`);
+    } catch (err) {
+      io.stdout(`mark refused: ${(err as Error).message}\r\n`);
+    }
+  };
+  const teardown: Array<() => void | Promise<void>> = [];
+  let exitCode = 0;
+  let summary: CaptureSummary | undefined;
+  try {
+    io.stdout(
+      `recording ${adapters.map((a) => `${a.name} (${a.backend} ${a.channel})`).join(', ')} into ${dir}\n`,
+    );
+    if (httpPort !== undefined) {
+      const tokenFile = path.resolve(
+        typeof values['token-file'] === 'string'
+          ? values['token-file']
+          : path.join(configDir(), DEFAULT_TOKEN_FILE),
+      );
+      const { token, created } = await loadOrCreateToken(tokenFile);
+      const host = typeof values['http-host'] === 'string' ? values['http-host'] : DEFAULT_REST_HOST;
+      const server = await createRestServer({
+        workspace: session.workspace,
+        token,
+        allowInject: false,
+        host,
+        port: httpPort,
+        warn: (line) => io.stderr(line + '\n'),
       });
-    } catch (err) {
-      if (err instanceof AdapterUnavailableError) {
-        io.stderr(`canlab: ${err.message}; fix: ${err.fix}\n`);
-        return ADAPTER_UNAVAILABLE_EXIT;
-      }
-      throw err;
-    }
-
-    // Everything below is torn down by `finish`, whatever stops the run.
-    let stopReason: ((reason: string) => void) | undefined;
-    const stopped = new Promise<string>((resolve) => (stopReason = resolve));
-    const stop = (reason: string): void => stopReason?.(reason);
-    const mark = (label: string, action: MarkAction, source: string): void => {
-      try {
-        const m = session.mark(label, action, source);
-        const state =
-          m.kind === 'point'
-            ? 'point'
-            : m.end === undefined
-              ? 'begins'
-              : `ends (${(m.end - m.start).toFixed(2)} s)`;
-        io.stdout(`mark: ${label} ${state} [${source}]\r\n`);
-      } catch (err) {
-        io.stdout(`mark refused: ${(err as Error).message}\r\n`);
-      }
-    };
-    const teardown: Array<() => void | Promise<void>> = [];
-    let exitCode = 0;
-    let summary: CaptureSummary | undefined;
-    try {
+      teardown.push(() => server.close());
       io.stdout(
-        `recording ${adapters.map((a) => `${a.name} (${a.backend} ${a.channel})`).join(', ')} into ${dir}\n`,
+        `http: ${server.url} (POST /mark; header X-API-Token from ${tokenFile}${created ? ', new token' : ''})\n`,
       );
-      if (httpPort !== undefined) {
-        const tokenFile = path.resolve(
-          typeof values['token-file'] === 'string'
-            ? values['token-file']
-            : path.join(configDir(), DEFAULT_TOKEN_FILE),
-        );
-        const { token, created } = await loadOrCreateToken(tokenFile);
-        const host = typeof values['http-host'] === 'string' ? values['http-host'] : DEFAULT_REST_HOST;
-        const server = await createRestServer({
-          workspace: session.workspace,
-          token,
-          allowInject: false,
-          host,
-          port: httpPort,
-          warn: (line) => io.stderr(line + '\n'),
-        });
-        teardown.push(() => server.close());
+    }
+    if (gpioPins.size > 0) {
+      const gpio = await startGpio(gpioPins, (label, action) => mark(label, action, 'gpio'));
+      if ('unavailable' in gpio)
         io.stdout(
-          `http: ${server.url} (POST /mark; header X-API-Token from ${tokenFile}${created ? ', new token' : ''})\n`,
+          `gpio: ${gpio.unavailable} (${[...gpioPins].map(([p, l]) => `${p}=${l}`).join(', ')} ignored)\n`,
         );
-      }
-      if (gpioPins.size > 0) {
-        const gpio = await startGpio(gpioPins, (label, action) => mark(label, action, 'gpio'));
-        if ('unavailable' in gpio)
-          io.stdout(
-            `gpio: ${gpio.unavailable} (${[...gpioPins].map(([p, l]) => `${p}=${l}`).join(', ')} ignored)\n`,
-          );
-        else teardown.push(gpio.stop);
-      }
-      const stdin = process.stdin;
-      teardown.push(
-        startKeyboard(stdin, keys, {
-          mark: (label, action) => mark(label, action, 'keyboard'),
-          quit: () => stop('q'),
-        }),
-      );
-      io.stdout(
-        stdin.isTTY
-          ? `keys: ${[...keys].map(([k, l]) => `${k}=${l}`).join(', ') || 'none'}; q stops\r\n`
-          : 'marks: type <label>, <label> on, <label> off or <label> point, one per line; q stops\n',
-      );
-      const onSigint = (): void => stop('Ctrl-C');
-      const onSigterm = (): void => stop('SIGTERM');
-      process.on('SIGINT', onSigint);
-      process.on('SIGTERM', onSigterm);
-      teardown.push(() => {
-        process.off('SIGINT', onSigint);
-        process.off('SIGTERM', onSigterm);
-      });
-      if (duration !== undefined) {
-        const timer = setTimeout(() => stop(`--duration ${duration} s`), duration * 1000);
-        teardown.push(() => clearTimeout(timer));
-      }
-      void session.fatal.then((err) => {
-        io.stderr(`canlab: capture: ${err.message}\n`);
-        exitCode = 1;
-        stop('error');
-      });
-      const reason = await stopped;
-      for (const t of teardown.splice(0).reverse()) await t();
-      summary = await session.stop();
-      printSummary(io, reason, summary, dir);
-      return exitCode;
-    } finally {
-      for (const t of teardown.reverse()) await t();
-      // a failure while starting the inputs still closes the adapters and flushes what was recorded
-      if (summary === undefined) await session.stop().catch(() => undefined);
+      else teardown.push(gpio.stop);
     }
-  },
+    const stdin = process.stdin;
+    teardown.push(
+      startKeyboard(stdin, keys, {
+        mark: (label, action) => mark(label, action, 'keyboard'),
+        quit: () => stop('q'),
+      }),
+    );
+    io.stdout(
+      stdin.isTTY
+        ? `keys: ${[...keys].map(([k, l]) => `${k}=${l}`).join(', ') || 'none'}; q stops\r\n`
+        : 'marks: type <label>, <label> on, <label> off or <label> point, one per line; q stops\n',
+    );
+    const onSigint = (): void => stop('Ctrl-C');
+    const onSigterm = (): void => stop('SIGTERM');
+    process.on('SIGINT', onSigint);
+    process.on('SIGTERM', onSigterm);
+    teardown.push(() => {
+      process.off('SIGINT', onSigint);
+      process.off('SIGTERM', onSigterm);
+    });
+    if (duration !== undefined) {
+      const timer = setTimeout(() => stop(`--duration ${duration} s`), duration * 1000);
+      teardown.push(() => clearTimeout(timer));
+    }
+    void session.fatal.then((err) => {
+      io.stderr(`canlab: capture: ${err.message}\n`);
+      exitCode = 1;
+      stop('error');
+    });
+    const reason = await stopped;
+    for (const t of teardown.splice(0).reverse()) await t();
+    summary = await session.stop();
+    printSummary(io, reason, summary, dir);
+    return exitCode;
+  } finally {
+    for (const t of teardown.reverse()) await t();
+    // a failure while starting the inputs still closes the adapters and flushes what was recorded
+    if (summary === undefined) await session.stop().catch(() => undefined);
+  }
 };

@@ -1,6 +1,6 @@
 import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { CliCommand } from '../command';
+import type { CliRun } from '../command';
 import { CanlabInputError } from '../../errors';
 import { captureFormat, createCaptureWriter, readCaptureBatches } from '../../formats';
 import { ioError } from '../../formats/common';
@@ -12,69 +12,62 @@ import { ioError } from '../../formats/common';
  * the output cannot hold, a disk error) it is removed, so `<out>` is either the whole conversion or
  * left as it was (absent, or its previous content).
  */
-export const convert: CliCommand = {
-  name: 'convert',
-  usage: 'convert <in> <out>',
-  summary:
-    'convert a capture between formats by extension (read .log .asc .blf .trc .csv; write .log .asc .blf .csv)',
-  options: {},
-  async run({ positionals }, io) {
-    if (positionals.length !== 2)
-      throw new CanlabInputError(
-        'convert',
-        `expects <in> <out>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}`,
-      );
-    const [input, output] = positionals as [string, string];
-    const inFormat = captureFormat(input);
-    if (path.resolve(input) === path.resolve(output))
-      throw new CanlabInputError(output, 'output is the input file; choose another path');
-    const partial = path.join(path.dirname(output), `${path.basename(output)}.partial-${process.pid}`);
-    const batches = readCaptureBatches(input);
-    const writer = createCaptureWriter(partial, { formatOf: output });
-    let count = 0;
-    let closing = false;
-    try {
-      for await (const batch of batches) {
-        for (const frame of batch) {
-          try {
-            await writer.write(frame);
-          } catch (err) {
-            // a frame the output format cannot represent is a problem with this input, not a crash
-            if (err instanceof RangeError)
-              throw new CanlabInputError(output, `frame ${count + 1} of ${input}: ${err.message}`);
-            throw err;
-          }
-          count++;
-        }
-      }
-      closing = true;
-      await writer.close();
-      try {
-        await rename(partial, output);
-      } catch (err) {
-        throw ioError(output, err);
-      }
-    } catch (err) {
-      if (!closing) {
-        try {
-          await writer.close(); // releases the file handle; the content is discarded below
-        } catch {
-          // the original error is the one to report
-        }
-      }
-      try {
-        await rm(partial, { force: true });
-      } catch {
-        // nothing more to do: the original error is the one to report
-      }
-      // errors opening or writing the temporary file are about the output the user named
-      throw err instanceof CanlabInputError && err.where === partial
-        ? new CanlabInputError(output, err.message)
-        : err;
-    }
-    io.stdout(
-      `converted ${count} frame${count === 1 ? '' : 's'}: ${input} (${inFormat}) -> ${output} (${captureFormat(output)})\n`,
+export const run: CliRun = async ({ positionals }, io) => {
+  if (positionals.length !== 2)
+    throw new CanlabInputError(
+      'convert',
+      `expects <in> <out>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}`,
     );
-    return 0;
-  },
+  const [input, output] = positionals as [string, string];
+  const inFormat = captureFormat(input);
+  if (path.resolve(input) === path.resolve(output))
+    throw new CanlabInputError(output, 'output is the input file; choose another path');
+  const partial = path.join(path.dirname(output), `${path.basename(output)}.partial-${process.pid}`);
+  const batches = readCaptureBatches(input);
+  const writer = createCaptureWriter(partial, { formatOf: output });
+  let count = 0;
+  let closing = false;
+  try {
+    for await (const batch of batches) {
+      for (const frame of batch) {
+        try {
+          await writer.write(frame);
+        } catch (err) {
+          // a frame the output format cannot represent is a problem with this input, not a crash
+          if (err instanceof RangeError)
+            throw new CanlabInputError(output, `frame ${count + 1} of ${input}: ${err.message}`);
+          throw err;
+        }
+        count++;
+      }
+    }
+    closing = true;
+    await writer.close();
+    try {
+      await rename(partial, output);
+    } catch (err) {
+      throw ioError(output, err);
+    }
+  } catch (err) {
+    if (!closing) {
+      try {
+        await writer.close(); // releases the file handle; the content is discarded below
+      } catch {
+        // the original error is the one to report
+      }
+    }
+    try {
+      await rm(partial, { force: true });
+    } catch {
+      // nothing more to do: the original error is the one to report
+    }
+    // errors opening or writing the temporary file are about the output the user named
+    throw err instanceof CanlabInputError && err.where === partial
+      ? new CanlabInputError(output, err.message)
+      : err;
+  }
+  io.stdout(
+    `converted ${count} frame${count === 1 ? '' : 's'}: ${input} (${inFormat}) -> ${output} (${captureFormat(output)})\n`,
+  );
+  return 0;
 };

@@ -25,7 +25,7 @@
  */
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import type { CliCommand } from '../command';
+import type { CliRun } from '../command';
 import { CanlabInputError } from '../../errors';
 import { readCaptureBatches } from '../../formats';
 import { compileDecoder, type DecodedSignal } from '../../dbc/codec';
@@ -87,80 +87,71 @@ function signalCell(format: MessageFormat, s: DecodedSignal): string {
 
 const FLUSH_AT = 1 << 18;
 
-export const decode: CliCommand = {
-  name: 'decode',
-  usage: 'decode <capture> --dbc <file> --out <file>',
-  summary: 'decode a capture with a DBC signal database to CSV (one row per frame, name=value cells)',
-  options: {
-    dbc: { type: 'string' },
-    out: { type: 'string' },
-  },
-  async run({ positionals, values }, io) {
-    if (positionals.length !== 1) {
-      throw new CanlabInputError('decode', `expects one <capture>, got ${positionals.length} arguments`);
-    }
-    const input = positionals[0]!;
-    const dbcPath = values.dbc;
-    const outPath = values.out;
-    if (typeof dbcPath !== 'string' || dbcPath === '')
-      throw new CanlabInputError('decode', 'needs --dbc <file>');
-    if (typeof outPath !== 'string' || outPath === '')
-      throw new CanlabInputError('decode', 'needs --out <file>');
-    if (path.resolve(outPath) === path.resolve(input) || path.resolve(outPath) === path.resolve(dbcPath)) {
-      throw new CanlabInputError(outPath, 'output would overwrite an input file; choose another path');
-    }
+export const run: CliRun = async ({ positionals, values }, io) => {
+  if (positionals.length !== 1) {
+    throw new CanlabInputError('decode', `expects one <capture>, got ${positionals.length} arguments`);
+  }
+  const input = positionals[0]!;
+  const dbcPath = values.dbc;
+  const outPath = values.out;
+  if (typeof dbcPath !== 'string' || dbcPath === '')
+    throw new CanlabInputError('decode', 'needs --dbc <file>');
+  if (typeof outPath !== 'string' || outPath === '')
+    throw new CanlabInputError('decode', 'needs --out <file>');
+  if (path.resolve(outPath) === path.resolve(input) || path.resolve(outPath) === path.resolve(dbcPath)) {
+    throw new CanlabInputError(outPath, 'output would overwrite an input file; choose another path');
+  }
 
-    const db = await loadDbc(dbcPath);
-    const decoder = compileDecoder(db);
-    const batches = readCaptureBatches(input);
-    const formats = new Map<DbcMessage, MessageFormat>();
-    const unknownIds = new Set<number>();
-    let frames = 0;
-    let decoded = 0;
-    let unknown = 0;
-    let remoteOrError = 0;
+  const db = await loadDbc(dbcPath);
+  const decoder = compileDecoder(db);
+  const batches = readCaptureBatches(input);
+  const formats = new Map<DbcMessage, MessageFormat>();
+  const unknownIds = new Set<number>();
+  let frames = 0;
+  let decoded = 0;
+  let unknown = 0;
+  let remoteOrError = 0;
 
-    const file = await open(outPath, 'w');
-    try {
-      let chunk = 'timestamp,id,message,signals\n';
-      for await (const batch of batches) {
-        for (const frame of batch) {
-          frames++;
-          if (frame.remote || frame.error) {
-            remoteOrError++;
-            continue;
-          }
-          const result = decoder(frame.id, frame.extended, frame.data);
-          if (result === undefined) {
-            unknown++;
-            unknownIds.add(frame.extended ? frame.id + 0x100000000 : frame.id);
-            continue;
-          }
-          decoded++;
-          let format = formats.get(result.message);
-          if (format === undefined) {
-            format = messageFormat(result.message);
-            formats.set(result.message, format);
-          }
-          let row = frame.timestamp.toFixed(6) + format.head;
-          for (const s of result.signals) row += ',' + signalCell(format, s);
-          chunk += row + '\n';
-          if (chunk.length >= FLUSH_AT) {
-            await file.write(chunk, null, 'utf8');
-            chunk = '';
-          }
+  const file = await open(outPath, 'w');
+  try {
+    let chunk = 'timestamp,id,message,signals\n';
+    for await (const batch of batches) {
+      for (const frame of batch) {
+        frames++;
+        if (frame.remote || frame.error) {
+          remoteOrError++;
+          continue;
+        }
+        const result = decoder(frame.id, frame.extended, frame.data);
+        if (result === undefined) {
+          unknown++;
+          unknownIds.add(frame.extended ? frame.id + 0x100000000 : frame.id);
+          continue;
+        }
+        decoded++;
+        let format = formats.get(result.message);
+        if (format === undefined) {
+          format = messageFormat(result.message);
+          formats.set(result.message, format);
+        }
+        let row = frame.timestamp.toFixed(6) + format.head;
+        for (const s of result.signals) row += ',' + signalCell(format, s);
+        chunk += row + '\n';
+        if (chunk.length >= FLUSH_AT) {
+          await file.write(chunk, null, 'utf8');
+          chunk = '';
         }
       }
-      if (chunk !== '') await file.write(chunk, null, 'utf8');
-    } finally {
-      await file.close();
     }
+    if (chunk !== '') await file.write(chunk, null, 'utf8');
+  } finally {
+    await file.close();
+  }
 
-    const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-    let summary = `decoded ${decoded} of ${plural(frames, 'frame')} from ${input} with ${path.basename(dbcPath)} into ${outPath}`;
-    summary += `; skipped ${plural(unknown, 'frame')} with ${plural(unknownIds.size, 'id')} not in the DBC`;
-    if (remoteOrError > 0) summary += ` and ${plural(remoteOrError, 'remote/error frame')}`;
-    io.stdout(summary + '\n');
-    return 0;
-  },
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  let summary = `decoded ${decoded} of ${plural(frames, 'frame')} from ${input} with ${path.basename(dbcPath)} into ${outPath}`;
+  summary += `; skipped ${plural(unknown, 'frame')} with ${plural(unknownIds.size, 'id')} not in the DBC`;
+  if (remoteOrError > 0) summary += ` and ${plural(remoteOrError, 'remote/error frame')}`;
+  io.stdout(summary + '\n');
+  return 0;
 };

@@ -16,6 +16,7 @@ import { createRestServer, DEFAULT_REST_HOST, DEFAULT_REST_PORT } from '../../re
 import { loadPlugins } from '../../plugins/plugins';
 import type { WorkspaceApi } from '../../workspace/types';
 import { Workspace } from '../../workspace/workspace';
+import type { CliRun } from '../command';
 
 /** The main window object a plugin's register(app) receives. */
 export interface WindowApp {
@@ -25,7 +26,6 @@ export interface WindowApp {
   /** Prints a line on the window's console, prefixed with `plugin:`. */
   log(line: string): void;
 }
-import type { CliCommand } from '../command';
 
 /** Live frames are handed to the workspace in batches this often, not one by one. */
 const LIVE_FLUSH_MS = 50;
@@ -57,152 +57,135 @@ async function listening<T>(what: string, option: string, start: () => Promise<T
   }
 }
 
-export const window: CliCommand = {
-  name: 'window',
-  usage:
-    'window [capture] [--adapter <name>] [--host 127.0.0.1] [--port 8765] [--mcp-port 8766] [--mcp-token <t>]',
-  summary:
-    'serve the window (live frames, ids, signal builder, timeline, intelligence, ARM TX), the REST API and the MCP tool server',
-  options: {
-    adapter: { type: 'string' },
-    host: { type: 'string' },
-    port: { type: 'string' },
-    'mcp-port': { type: 'string' },
-    'mcp-token': { type: 'string' },
-  },
-  async run({ positionals, values }, io) {
-    if (positionals.length > 1)
-      throw new CanlabInputError(
-        'window',
-        `expects at most one capture, got ${positionals.length} arguments`,
-      );
-    const capture = positionals[0];
-    const adapterName = values.adapter as string | undefined;
-    if (capture !== undefined && adapterName !== undefined)
-      throw new CanlabInputError('window', 'open either a capture file or a live --adapter, not both');
-    const host = (values.host as string | undefined) ?? DEFAULT_REST_HOST;
-    const restPort = port(values, 'port', DEFAULT_REST_PORT);
-    const mcpPort = port(values, 'mcp-port', DEFAULT_MCP_PORT);
-    const mcpToken = values['mcp-token'] as string | undefined;
-    if (mcpToken !== undefined && mcpToken.trim() === '')
-      throw new CanlabInputError('window', '--mcp-token must not be empty');
+export const run: CliRun = async ({ positionals, values }, io) => {
+  if (positionals.length > 1)
+    throw new CanlabInputError('window', `expects at most one capture, got ${positionals.length} arguments`);
+  const capture = positionals[0];
+  const adapterName = values.adapter as string | undefined;
+  if (capture !== undefined && adapterName !== undefined)
+    throw new CanlabInputError('window', 'open either a capture file or a live --adapter, not both');
+  const host = (values.host as string | undefined) ?? DEFAULT_REST_HOST;
+  const restPort = port(values, 'port', DEFAULT_REST_PORT);
+  const mcpPort = port(values, 'mcp-port', DEFAULT_MCP_PORT);
+  const mcpToken = values['mcp-token'] as string | undefined;
+  if (mcpToken !== undefined && mcpToken.trim() === '')
+    throw new CanlabInputError('window', '--mcp-token must not be empty');
 
-    const workspace = new Workspace();
-    if (capture !== undefined) await workspace.loadCapture(capture);
+  const workspace = new Workspace();
+  if (capture !== undefined) await workspace.loadCapture(capture);
 
-    const teardown: Array<() => Promise<void> | void> = [];
-    const stopAll = async (): Promise<void> => {
-      for (const t of teardown.splice(0).reverse()) await t();
-    };
-    let stopReason: (reason: string) => void = () => undefined;
-    const stopped = new Promise<string>((resolve) => (stopReason = resolve));
-    try {
-      let receiver: Receiver | undefined;
-      let transmitter: AdapterTransmitter | undefined;
-      if (adapterName !== undefined) {
-        const adapter = await findAdapter(adapterName);
-        try {
-          receiver = await openReceiver(adapter);
-          teardown.push(() => receiver?.close());
-          if ((TRANSMIT_BACKENDS as readonly string[]).includes(adapter.backend)) {
-            transmitter = await openTransmitter(adapter);
-            teardown.push(() => transmitter?.close());
-          }
-        } catch (err) {
-          if (!(err instanceof AdapterUnavailableError)) throw err;
-          io.stderr(`canlab: ${err.message}; fix: ${err.fix}\n`);
-          await stopAll();
-          return ADAPTER_UNAVAILABLE_EXIT;
+  const teardown: Array<() => Promise<void> | void> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const t of teardown.splice(0).reverse()) await t();
+  };
+  let stopReason: (reason: string) => void = () => undefined;
+  const stopped = new Promise<string>((resolve) => (stopReason = resolve));
+  try {
+    let receiver: Receiver | undefined;
+    let transmitter: AdapterTransmitter | undefined;
+    if (adapterName !== undefined) {
+      const adapter = await findAdapter(adapterName);
+      try {
+        receiver = await openReceiver(adapter);
+        teardown.push(() => receiver?.close());
+        if ((TRANSMIT_BACKENDS as readonly string[]).includes(adapter.backend)) {
+          transmitter = await openTransmitter(adapter);
+          teardown.push(() => transmitter?.close());
         }
-        workspace.startRecording(`${adapter.name} (${adapter.backend} ${adapter.channel})`);
-        workspace.attachTransmitter(transmitter);
-        let pending: CanFrame[] = [];
-        const offFrame = receiver.onFrame((f) => pending.push(f));
-        const flush = setInterval(() => {
-          if (pending.length === 0) return;
-          const batch = pending;
-          pending = [];
-          workspace.appendFrames(batch);
-        }, LIVE_FLUSH_MS);
-        const offError = receiver.onError((err) => {
-          io.stderr(`canlab: adapter '${adapter.name}': ${err.message}\n`);
-          stopReason('adapter error');
-        });
-        teardown.push(() => {
-          offFrame();
-          offError();
-          clearInterval(flush);
-          workspace.stopRecording();
-        });
+      } catch (err) {
+        if (!(err instanceof AdapterUnavailableError)) throw err;
+        io.stderr(`canlab: ${err.message}; fix: ${err.fix}\n`);
+        await stopAll();
+        return ADAPTER_UNAVAILABLE_EXIT;
       }
-
-      const token = randomBytes(24).toString('base64url');
-      const rest = await listening('REST API', '--port', () =>
-        createRestServer({
-          workspace,
-          token,
-          allowInject: true,
-          host,
-          port: restPort,
-          warn: (line) => io.stderr(`${line}\n`),
-        }),
-      );
-      teardown.push(() => rest.close());
-      const mcp = await listening('MCP tool server', '--mcp-port', () =>
-        startWindowMcpServer(workspace, {
-          host,
-          port: mcpPort,
-          ...(mcpToken === undefined ? {} : { bearerToken: mcpToken }),
-        }),
-      );
-      teardown.push(() => mcp.close());
-
-      // Plugins get the window's app object; only approved ones run (trust on first use, by SHA-256).
-      const app: WindowApp = {
-        workspace,
-        restUrl: rest.url,
-        mcpUrl: mcp.url,
-        log: (line) => io.stdout(`plugin: ${line}\n`),
-      };
-      const plugins = await loadPlugins(app);
-      const ran = plugins.filter((p) => p.info.state === 'approved' && !p.error);
-      const waiting = plugins.filter((p) => p.info.state !== 'approved');
-      for (const failed of plugins.filter((p) => p.error))
-        io.stderr(`plugin ${failed.info.name} failed in register(app): ${failed.error}\n`);
-
-      const what =
-        capture ?? (receiver ? `live: ${workspace.status().source}` : 'no capture (load one in the window)');
-      const tx = transmitter
-        ? 'this adapter can transmit once ARM TX is on'
-        : 'no transmitter attached: inject is refused';
-      io.stdout(
-        [
-          `canlab window: ${what}`,
-          `  token:  ${token}`,
-          `  window: ${rest.url}/#token=${token}`,
-          `  REST:   ${rest.url} (header X-API-Token: <token>)`,
-          `  MCP:    ${mcp.url} (${mcpToken === undefined ? 'no bearer token' : 'bearer token from --mcp-token'})`,
-          `  ARM TX: off (${tx})`,
-          `  plugins: ${ran.map((p) => `${p.info.name} ${p.info.version}`).join(', ') || 'none running'}${waiting.length ? `; ${waiting.length} awaiting approval (canlab plugins list)` : ''}`,
-          'Ctrl-C or SIGTERM stops.',
-          '',
-        ].join('\n'),
-      );
-
-      const onSigint = (): void => stopReason('Ctrl-C');
-      const onSigterm = (): void => stopReason('SIGTERM');
-      process.on('SIGINT', onSigint);
-      process.on('SIGTERM', onSigterm);
-      teardown.push(() => {
-        process.off('SIGINT', onSigint);
-        process.off('SIGTERM', onSigterm);
+      workspace.startRecording(`${adapter.name} (${adapter.backend} ${adapter.channel})`);
+      workspace.attachTransmitter(transmitter);
+      let pending: CanFrame[] = [];
+      const offFrame = receiver.onFrame((f) => pending.push(f));
+      const flush = setInterval(() => {
+        if (pending.length === 0) return;
+        const batch = pending;
+        pending = [];
+        workspace.appendFrames(batch);
+      }, LIVE_FLUSH_MS);
+      const offError = receiver.onError((err) => {
+        io.stderr(`canlab: adapter '${adapter.name}': ${err.message}\n`);
+        stopReason('adapter error');
       });
-      const reason = await stopped;
-      await stopAll();
-      io.stdout(`stopped (${reason})\n`);
-      return reason === 'adapter error' ? 1 : 0;
-    } finally {
-      await stopAll();
+      teardown.push(() => {
+        offFrame();
+        offError();
+        clearInterval(flush);
+        workspace.stopRecording();
+      });
     }
-  },
+
+    const token = randomBytes(24).toString('base64url');
+    const rest = await listening('REST API', '--port', () =>
+      createRestServer({
+        workspace,
+        token,
+        allowInject: true,
+        host,
+        port: restPort,
+        warn: (line) => io.stderr(`${line}\n`),
+      }),
+    );
+    teardown.push(() => rest.close());
+    const mcp = await listening('MCP tool server', '--mcp-port', () =>
+      startWindowMcpServer(workspace, {
+        host,
+        port: mcpPort,
+        ...(mcpToken === undefined ? {} : { bearerToken: mcpToken }),
+      }),
+    );
+    teardown.push(() => mcp.close());
+
+    // Plugins get the window's app object; only approved ones run (trust on first use, by SHA-256).
+    const app: WindowApp = {
+      workspace,
+      restUrl: rest.url,
+      mcpUrl: mcp.url,
+      log: (line) => io.stdout(`plugin: ${line}\n`),
+    };
+    const plugins = await loadPlugins(app);
+    const ran = plugins.filter((p) => p.info.state === 'approved' && !p.error);
+    const waiting = plugins.filter((p) => p.info.state !== 'approved');
+    for (const failed of plugins.filter((p) => p.error))
+      io.stderr(`plugin ${failed.info.name} failed in register(app): ${failed.error}\n`);
+
+    const what =
+      capture ?? (receiver ? `live: ${workspace.status().source}` : 'no capture (load one in the window)');
+    const tx = transmitter
+      ? 'this adapter can transmit once ARM TX is on'
+      : 'no transmitter attached: inject is refused';
+    io.stdout(
+      [
+        `canlab window: ${what}`,
+        `  token:  ${token}`,
+        `  window: ${rest.url}/#token=${token}`,
+        `  REST:   ${rest.url} (header X-API-Token: <token>)`,
+        `  MCP:    ${mcp.url} (${mcpToken === undefined ? 'no bearer token' : 'bearer token from --mcp-token'})`,
+        `  ARM TX: off (${tx})`,
+        `  plugins: ${ran.map((p) => `${p.info.name} ${p.info.version}`).join(', ') || 'none running'}${waiting.length ? `; ${waiting.length} awaiting approval (canlab plugins list)` : ''}`,
+        'Ctrl-C or SIGTERM stops.',
+        '',
+      ].join('\n'),
+    );
+
+    const onSigint = (): void => stopReason('Ctrl-C');
+    const onSigterm = (): void => stopReason('SIGTERM');
+    process.on('SIGINT', onSigint);
+    process.on('SIGTERM', onSigterm);
+    teardown.push(() => {
+      process.off('SIGINT', onSigint);
+      process.off('SIGTERM', onSigterm);
+    });
+    const reason = await stopped;
+    await stopAll();
+    io.stdout(`stopped (${reason})\n`);
+    return reason === 'adapter error' ? 1 : 0;
+  } finally {
+    await stopAll();
+  }
 };
