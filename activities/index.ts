@@ -1,6 +1,7 @@
 import { createAutolabelActivities } from './autolabel';
 import { createAutolabelJobActivities } from './autolabel/jobs';
 import { createDetectActivities } from './detect';
+import { createControlSeedActivities } from './govern/control-seed';
 import { createIngestActivities } from './ingest';
 import { createInspectorActivities } from './inspector';
 import type { ActivityDeps } from './deps';
@@ -11,6 +12,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createIngestActivities(deps),
     ...createInspectorActivities(deps),
     ...createAutolabelJobActivities(deps),
+    ...createControlSeedActivities(deps),
   };
 }
 

@@ -99,7 +99,16 @@ beforeAll(async () => {
   ).stdout.trim();
   db = await createTestDatabase();
   // The fuzzer sends thousands of requests a minute under one user; the per-user limit is not under test.
-  api = await startTestApi(testConfig({ DATABASE_URL: db.url, APP_RATE_LIMIT__API_MAX: '1000000' }));
+  api = await startTestApi(
+    testConfig({
+      DATABASE_URL: db.url,
+      APP_RATE_LIMIT__API_MAX: '1000000',
+      // Workflows the fuzzer starts (health sweeps, control seeds …) go to queues no worker polls, so
+      // a platform running beside the tests on the same Temporal never executes them on its data.
+      APP_TEMPORAL__CPU_TASK_QUEUE: `fuzz-cpu-${process.pid}`,
+      APP_TEMPORAL__GPU_TASK_QUEUE: `fuzz-gpu-${process.pid}`,
+    }),
+  );
   tokens.admin = (await createUserWithToken(api.deps, 'admin')).token;
   tokens.annotator = (await createUserWithToken(api.deps, 'annotator')).token;
   tokens.revoker = (await createUserWithToken(api.deps, 'admin')).token;

@@ -6,3 +6,4 @@ export { inferenceCheckWorkflow } from './inference-check';
 export { healthSweepWorkflow, sessionHealthWorkflow } from './session-health';
 export { ingestWorkflow } from './ingest';
 export { autoLabelWorkflow } from './autolabel';
+export { controlSeedWorkflow } from './control-seed';

@@ -123,7 +123,9 @@ export const pathParamNames = (specPath: string): string[] =>
 
 /** Path parameters that are UUIDs (object, frame, session, job ids …). */
 export function uuidParams<const K extends string>(...names: K[]): z.ZodObject<Record<K, z.ZodUUID>> {
-  return z.object(Object.fromEntries(names.map((n) => [n, z.uuid()])) as Record<K, z.ZodUUID>);
+  return z.object(
+    Object.fromEntries(names.map((n) => [n, z.uuid({ error: 'must be a UUID' })])) as Record<K, z.ZodUUID>,
+  );
 }
 
 /** Declarations that cannot serve are refused when the group is built, not at the first request. */

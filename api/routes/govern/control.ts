@@ -1,19 +1,13 @@
 import { z } from 'zod';
-import {
-  CONTROL_RATE,
-  CONTROL_VERDICTS,
-  isControlSample,
-  MIN_CONTROL_SAMPLE,
-  precisionReport,
-} from '../../../core/control';
+import { CONTROL_RATE, CONTROL_VERDICTS, MIN_CONTROL_SAMPLE, precisionReport } from '../../../core/control';
 import { CRITIC_CHECKS } from '../../../core/critic';
 import { ConflictError, NotFoundError } from '../../../core/errors';
-import { MACHINE_SOURCE_SPELLINGS } from '../../../core/objects/sources';
 import { recordAudit } from '../../../activities/audit';
 import { objectOut } from '../../../activities/annotations/objects';
-import type { Prisma } from '../../../generated/prisma/client';
+import type { controlSeedWorkflow } from '../../../workflows/control-seed';
 import type { AppDeps } from '../../deps';
 import { RouteGroup, uuidParams } from '../../http/route-group';
+import { startWorkflow } from '../../http/start-workflow';
 
 /** Bodies and queries of the control routes (the spec shows none; docs/autolabel.md). */
 export const ControlSeedIn = z.strictObject({
@@ -40,12 +34,6 @@ const PendingQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });
 const PrecisionQuery = z.strictObject({ session_id: z.uuid().optional() });
-
-/** Critic checks that ran on an object, from its newest provenance (what its control is counted under). */
-const checksRan = (trace: Prisma.JsonValue | null | undefined): string[] => {
-  const ran = (trace as { critic?: { ran?: unknown } } | null)?.critic?.ran;
-  return Array.isArray(ran) ? ran.filter((c): c is string => typeof c === 'string') : [];
-};
 
 /** The control-sample part of the `govern` group. */
 export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
@@ -98,64 +86,27 @@ export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/govern/control/seed',
       {
-        summary: `Mirror ${CONTROL_RATE * 100}% of the auto-accepted objects to review by a seeded draw: the same seed picks the same objects, and nothing twice`,
+        summary: `Mirror ${CONTROL_RATE * 100}% of the auto-accepted objects to review by a seeded draw (Temporal workflow controlSeedWorkflow, id control-seed-<seed>): the same seed picks the same objects, and nothing twice; 202 with a Location listing the controls awaiting review, progress and outcome on /api/events/jobs`,
         access: 'reviewer',
         body: { name: 'ControlSeedIn', schema: ControlSeedIn },
+        successStatus: 202,
+        statuses: { 409: 'a seeding with this seed is already running' },
       },
-      async ({ body, principal, req }) => {
+      async ({ body, principal, req, res }) => {
         const seed = body.seed ?? config.autolabel.controlSeed;
-        const candidates = await db.annoObject.findMany({
-          where: {
-            state: 'auto_accept',
-            source: { in: [...MACHINE_SOURCE_SPELLINGS] },
-            ...(body.session_id ? { frame: { sessionId: body.session_id } } : {}),
-          },
-          select: {
-            id: true,
-            idemKey: true,
-            conf: true,
-            jobId: true,
-            class: { select: { name: true } },
-            frame: { select: { sessionId: true } },
-            provenance: { orderBy: { createdAt: 'desc' }, take: 1, select: { reasonerTrace: true } },
-          },
-        });
-        const picked = candidates.filter((o) => isControlSample(seed, o.idemKey ?? o.id));
-        const created = await db.$transaction(async (tx) => {
-          const { count } = await tx.controlSample.createMany({
-            data: picked.map((o) => ({
-              objectId: o.id,
-              sessionId: o.frame.sessionId,
-              seed,
-              className: o.class.name,
-              conf: o.conf,
-              checks: checksRan(o.provenance[0]?.reasonerTrace),
-              jobId: o.jobId && /^[0-9a-f-]{36}$/.test(o.jobId) ? o.jobId : null,
-            })),
-            skipDuplicates: true,
-          });
-          await recordAudit(tx, {
-            actorId: principal.userId,
-            action: 'control.seeded',
-            subjectType: 'control_sample',
-            detail: {
-              seed,
-              session_id: body.session_id,
-              considered: candidates.length,
-              selected: picked.length,
-              created: count,
-            },
-            requestId: String(req.id),
-          });
-          return count;
+        const started = await startWorkflow<Parameters<typeof controlSeedWorkflow>>(deps, res, {
+          workflowType: 'controlSeedWorkflow',
+          workflowId: `control-seed-${seed}`,
+          args: [{ seed, sessionId: body.session_id, actorId: principal.userId, requestId: String(req.id) }],
+          location: `/api/govern/control/pending${body.session_id ? `?session_id=${body.session_id}` : ''}`,
+          what: `a control seeding with seed ${seed}`,
         });
         return {
+          ...started,
           seed,
+          session_id: body.session_id,
           rate: CONTROL_RATE,
-          considered: candidates.length,
-          selected: picked.length,
-          created,
-          already_controlled: picked.length - created,
+          events_url: '/api/events/jobs',
         };
       },
     )
