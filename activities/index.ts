@@ -4,6 +4,7 @@ import { createDetectActivities } from './detect';
 import { createControlSeedActivities } from './govern/control-seed';
 import { createIngestActivities } from './ingest';
 import { createInspectorActivities } from './inspector';
+import { createUploadActivities } from './upload';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -12,6 +13,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createIngestActivities(deps),
     ...createInspectorActivities(deps),
     ...createAutolabelJobActivities(deps),
+    ...createUploadActivities(deps),
     ...createControlSeedActivities(deps),
   };
 }

@@ -334,6 +334,40 @@ describe('folders of frames', () => {
     expect(await stack.api.deps.db.frame.count({ where: { sessionId: started.session_id } })).toBe(6);
     const session = await stack.api.deps.db.session.findUniqueOrThrow({ where: { id: started.session_id } });
     expect(session.sourceUri).toBe(fs.realpathSync(folder));
+    // The workflow's first step hashed the folder (the request did not read it).
+    expect(session.contentHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(
+      await stack.api.deps.db.auditLog.count({
+        where: { action: 'ingest.hashed', subjectId: started.session_id },
+      }),
+    ).toBe(1);
+  });
+
+  it('hashes a server path in the workflow: the same folder again is accepted (202), then its job fails naming the first session', async () => {
+    const folder = path.join(stack.dir, 'folder');
+    const first = await stack.api.deps.db.session.findFirstOrThrow({
+      where: { sourceUri: fs.realpathSync(folder), state: 'ready' },
+    });
+    // The dry-run stays cheap for a path: no hash, a bounded probe.
+    const dry = await stack.api.call('POST', '/api/imports/dry-run', {
+      token: stack.admin,
+      body: { path: folder, kind: 'frames' },
+    });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toMatchObject({
+      ok: true,
+      sha256: null,
+      duplicate_of: null,
+      probe_timed_out: false,
+      probe: { kind: 'frames' },
+    });
+    const { started, outcome } = await ingestAndWait(stack, { path: folder, kind: 'frames' }, stack.admin);
+    expect(outcome.ok).toBe(false);
+    const job = await stack.api.call('GET', `/api/imports/${started.job_id}`, { token: stack.annotator });
+    expect(job.body).toMatchObject({ state: 'failed', stage: 'failed' });
+    expect(job.body.error).toMatch(new RegExp(`already ingested as session ${first.id} \\(ready\\)`));
+    const session = await stack.api.deps.db.session.findUniqueOrThrow({ where: { id: started.session_id } });
+    expect(session).toMatchObject({ state: 'failed', contentHash: null, frameCount: 0 });
   });
 });
 

@@ -1,26 +1,29 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
-import { createTestDatabase, type TestDatabase } from '../testkit/database';
-import { testConfig } from '../testkit/stack';
+import path from 'node:path';
+import { createUserWithToken, type TestApi } from '../testkit/api';
+import { startIngestStack, waitForHash, type IngestStack } from '../testkit/media/harness';
+import { openEventStream } from '../testkit/sse';
+import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
 
 /**
- * The upload group against the real MinIO: multipart uploads with presigned part URLs and real
- * HTTP PUTs, surviving a connection dropped in the middle of a part.
+ * The upload group against the real MinIO and Temporal: multipart uploads with presigned part URLs
+ * and real HTTP PUTs, surviving a connection dropped in the middle of a part; complete answers
+ * 202 and the drive is hashed by UploadHashWorkflow `upload-<upload_id>` off the request. The
+ * stack starts without a worker, so the first test sees the upload before any hash exists.
  */
-let db: TestDatabase;
+let stack: IngestStack;
 let api: TestApi;
 let reviewer: string;
 const MiB = 1024 * 1024;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  api = await startTestApi(testConfig({ DATABASE_URL: db.url, APP_UPLOAD__PART_SIZE_MB: '5' }));
-  reviewer = (await createUserWithToken(api.deps, 'reviewer')).token;
-});
+  stack = await startIngestStack({ worker: false, env: { APP_UPLOAD__PART_SIZE_MB: '5' } });
+  api = stack.api;
+  reviewer = stack.reviewer;
+}, 120_000);
 afterAll(async () => {
-  await api?.close();
-  await db?.drop();
+  await stack?.close();
 });
 
 const call = (path: string, body: unknown, token = reviewer) => api.call('POST', path, { token, body });
@@ -102,20 +105,72 @@ describe('multipart upload', () => {
         { part_number: 3, etag: `"${etag3}"` },
       ],
     });
-    expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ state: 'completed', size: drive.length, sha256: sha256(drive) });
+    // 202 at once: the drive is assembled, its hash is not there yet (no worker runs so far).
+    expect(done.status).toBe(202);
+    expect(done.headers.get('location')).toBe('/api/events/jobs');
+    expect(done.body).toMatchObject({
+      state: 'hashing',
+      size: drive.length,
+      sha256: null,
+      workflow_id: `upload-${id}`,
+      events_url: '/api/events/jobs',
+    });
+    expect(await api.deps.db.upload.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      state: 'hashing',
+      sha256: null,
+    });
     const stored = await api.deps.storage.client.statObject('uploads', init.body.object_key);
     expect(stored.size).toBe(drive.length);
 
-    // Completing again answers the same; the upload is a drive now and cannot be aborted.
-    expect((await call('/api/upload/complete', { upload_id: id })).body.sha256).toBe(sha256(drive));
+    // While it is hashed: ingest and dry-run refuse it by name, abort too, complete answers the same.
+    for (const route of ['/api/ingest', '/api/imports/dry-run']) {
+      const early = await call(route, { upload_id: id, kind: 'video' });
+      expect({ route, status: early.status }).toEqual({ route, status: 409 });
+      expect(early.body).toMatchObject({ upload_id: id, state: 'hashing', workflow_id: `upload-${id}` });
+      expect(early.body.detail).toMatch(/still being hashed/);
+    }
+    expect(await api.deps.db.session.count()).toBe(0);
+    expect((await call('/api/upload/abort', { upload_id: id })).status).toBe(409);
+    const again = await call('/api/upload/complete', { upload_id: id });
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ state: 'hashing', sha256: null });
+
+    // The worker comes: the hash lands, announced on the jobs stream.
+    const stream = await openEventStream(api.url, '/api/events/jobs', stack.annotator);
+    await stack.startWorker();
+    expect(await waitForHash(stack, id)).toEqual({ sha256: sha256(drive), size: drive.length });
+    const events = await stream.readUntil((e) => e.some((x) => x.event === 'upload.hashed'), 30_000);
+    expect(events.find((e) => e.event === 'upload.hashed')?.data).toMatchObject({
+      upload_id: id,
+      state: 'completed',
+      sha256: sha256(drive),
+    });
+
+    // Completing again answers the completed upload; it is a drive now and cannot be aborted.
+    const completed = await call('/api/upload/complete', { upload_id: id });
+    expect(completed.status).toBe(202);
+    expect(completed.body).toMatchObject({ state: 'completed', size: drive.length, sha256: sha256(drive) });
     expect((await call('/api/upload/abort', { upload_id: id })).status).toBe(409);
     expect((await call('/api/upload/presign-put', { upload_id: id, part_numbers: [1] })).status).toBe(409);
     const audit = await api.deps.db.auditLog.findMany({
       where: { subjectType: 'upload', subjectId: id },
       orderBy: { id: 'asc' },
     });
-    expect(audit.map((a) => a.action)).toEqual(['upload.started', 'upload.completed']);
+    expect(audit.map((a) => a.action)).toEqual(['upload.started', 'upload.assembled', 'upload.completed']);
+
+    // One hashing workflow however often complete was called; its history replays.
+    const handle = stack.env.client.workflow.getHandle(`upload-${id}`);
+    const history = await handle.fetchHistory();
+    expect(
+      (history.events ?? [])
+        .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+        .filter(Boolean),
+    ).toEqual(['hashUpload']);
+    const file = path.join(__dirname, 'histories/upload-hash.json');
+    await recordHistoryIfAsked(file, () => Promise.resolve(history));
+    await expect(
+      replayRecordedHistory(file, require.resolve('../workflows'), 'recorded'),
+    ).resolves.toBeUndefined();
   });
 
   it('takes the parts from the store when the client does not name them', async () => {
@@ -126,6 +181,8 @@ describe('multipart upload', () => {
     });
     await putPart(urls.body.parts[0].url, parts[0]!);
     await putPart(urls.body.parts[1].url, parts[2]!);
+    expect((await call('/api/upload/complete', { upload_id: init.body.upload_id })).status).toBe(202);
+    await waitForHash(stack, init.body.upload_id);
     const done = await call('/api/upload/complete', { upload_id: init.body.upload_id });
     expect(done.body).toMatchObject({
       state: 'completed',
@@ -148,7 +205,7 @@ describe('multipart upload', () => {
 });
 
 describe('single presigned PUT (sign)', () => {
-  it('uploads a small drive in one PUT and hashes it at complete', async () => {
+  it('uploads a small drive in one PUT and hashes it after complete', async () => {
     const bytes = randomBytes(300_000);
     const signed = await call('/api/upload/sign', { filename: 'small.mp4', size: bytes.length });
     expect(signed.status).toBe(201);
@@ -157,6 +214,10 @@ describe('single presigned PUT (sign)', () => {
     expect(nothing.status).toBe(422);
     expect(nothing.body.detail).toMatch(/nothing was uploaded/);
     expect((await fetch(signed.body.url, { method: 'PUT', body: bytes })).status).toBe(200);
+    const assembled = await call('/api/upload/complete', { upload_id: signed.body.upload_id });
+    expect(assembled.status).toBe(202);
+    expect(assembled.body).toMatchObject({ state: 'hashing', size: bytes.length });
+    await waitForHash(stack, signed.body.upload_id);
     const done = await call('/api/upload/complete', { upload_id: signed.body.upload_id });
     expect(done.body).toMatchObject({ state: 'completed', size: bytes.length, sha256: sha256(bytes) });
     expect(

@@ -6,4 +6,5 @@ export { inferenceCheckWorkflow } from './inference-check';
 export { healthSweepWorkflow, sessionHealthWorkflow } from './session-health';
 export { ingestWorkflow } from './ingest';
 export { autoLabelWorkflow } from './autolabel';
+export { uploadHashWorkflow } from './upload';
 export { controlSeedWorkflow } from './control-seed';

@@ -26,7 +26,8 @@ const long = proxyActivities<CpuActivities>({
 export async function ingestWorkflow(input: IngestWorkflowInput): Promise<IngestResult> {
   const { sessionId, jobId } = input;
   try {
-    const probe = await quick.probeDrive(input);
+    // A server path is hashed in this step (every byte read), so it heartbeats like the long ones.
+    const probe = await long.probeDrive(input);
     await long.extractFrames({ ...input, probe });
     const { rejected } = await quick.gateFrameQuality({ sessionId, jobId });
     const { duplicates } = await quick.dropNearDuplicates({ sessionId, jobId });

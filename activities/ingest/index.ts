@@ -3,7 +3,7 @@ import { UnavailableError } from '../../core/errors';
 import { DriveRefusedError } from '../../core/media/errors';
 import { markNearDuplicates } from '../../core/media/phash';
 import { judgeQuality, type QualityMetrics } from '../../core/media/quality';
-import type { Prisma } from '../../generated/prisma/client';
+import { Prisma } from '../../generated/prisma/client';
 import type { ActivityDeps } from '../deps';
 import { recordAudit } from '../audit';
 import { readObject } from '../inspector/frame-objects';
@@ -12,6 +12,7 @@ import type { DriveProbe } from '../media/frame-source';
 import { detectPii } from '../pii/detector';
 import { redactFrame } from '../pii/redact';
 import { analyseFrame } from './analyse';
+import { hashServerDrive } from './hash';
 import { reportJob, throttled } from './progress';
 import { frameObjectKey, listKeys, removeKeys } from './storage';
 import type { IngestStepInput, IngestWorkflowInput } from './types';
@@ -36,6 +37,8 @@ async function step<T>(run: () => Promise<T>): Promise<T> {
 }
 
 const PROGRESS_MS = 1000;
+/** How often probeDrive heartbeats while it hashes and probes (its heartbeat timeout is 15 s). */
+const HEARTBEAT_MS = 3000;
 
 /** What a frame row keeps from ingest: its place in the drive and its measured exposure and sharpness (read by the inspector). */
 const frameContext = (seq: number, m: QualityMetrics) => ({
@@ -53,23 +56,68 @@ export function createIngestActivities(deps: ActivityDeps) {
   const framesBucket = storage.bucket('frames');
   const redactedBucket = storage.bucket('redacted');
 
+  /** The probe proper, and what the session keeps of it. */
+  const probeAndRecord = async (input: IngestWorkflowInput): Promise<DriveProbe> => {
+    const probe = await probeDriveMedia(deps, input.drive);
+    await db.session.update({
+      where: { id: input.sessionId },
+      data: {
+        durationMs: probe.durationMs,
+        targetFps: config.ingest.targetFps,
+        sourceMeta: probe as unknown as Prisma.InputJsonValue,
+        presentSensors: [probe.topic ?? 'camera'],
+      },
+    });
+    await reportJob(deps, input.jobId, { stage: 'extracting', framesExpected: probe.estimatedFrames });
+    return probe;
+  };
+
+  /**
+   * Hashes a server drive and writes the hash on its session (a retry finds it written). The
+   * unique sessions.content_hash decides between two ingests of the same drive: the loser is
+   * refused naming the winner.
+   */
+  const claimServerDrive = async (sessionId: string, real: string): Promise<void> => {
+    const session = await db.session.findUniqueOrThrow({ where: { id: sessionId } });
+    if (session.contentHash) return;
+    const { sha256, size } = await hashServerDrive(real);
+    try {
+      await db.session.update({ where: { id: sessionId }, data: { contentHash: sha256 } });
+    } catch (err) {
+      if (!(err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')) throw err;
+      const existing = await db.session.findUnique({ where: { contentHash: sha256 } });
+      throw new DriveRefusedError(
+        `this drive (sha256 ${sha256}) was already ingested as session ${existing?.id ?? 'unknown'} (${existing?.state ?? 'gone'}); no second session is made`,
+      );
+    }
+    await recordAudit(db, {
+      actorId: null,
+      action: 'ingest.hashed',
+      subjectType: 'session',
+      subjectId: sessionId,
+      detail: { sha256, size, path: real },
+    });
+  };
+
   return {
-    /** Reads the drive's header or index: kind, length, size, image topic; refuses what cannot be ingested. */
+    /**
+     * Recognises and reads the drive's header or index: kind, length, size, image topic; refuses
+     * what cannot be ingested. A server path is hashed here first (the request only checked that
+     * it is there): the session claims the hash, and a drive already ingested fails the job naming
+     * the earlier session. Heartbeats throughout (the hash reads every byte).
+     */
     probeDrive: (input: IngestWorkflowInput): Promise<DriveProbe> =>
       step(async () => {
-        await reportJob(deps, input.jobId, { state: 'running', stage: 'probing' }, 'ingest.started');
-        const probe = await probeDriveMedia(deps, input.drive);
-        await db.session.update({
-          where: { id: input.sessionId },
-          data: {
-            durationMs: probe.durationMs,
-            targetFps: config.ingest.targetFps,
-            sourceMeta: probe as unknown as Prisma.InputJsonValue,
-            presentSensors: [probe.topic ?? 'camera'],
-          },
-        });
-        await reportJob(deps, input.jobId, { stage: 'extracting', framesExpected: probe.estimatedFrames });
-        return probe;
+        const ctx = Context.current();
+        const beat = setInterval(() => ctx.heartbeat({ step: 'probe' }), HEARTBEAT_MS);
+        try {
+          await reportJob(deps, input.jobId, { state: 'running', stage: 'probing' }, 'ingest.started');
+          if (input.drive.source.type === 'path')
+            await claimServerDrive(input.sessionId, input.drive.source.path);
+          return await probeAndRecord(input);
+        } finally {
+          clearInterval(beat);
+        }
       }),
 
     /**

@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DriveRequest } from '../../../activities/media/drive';
-import { compareFrameNames } from '../../../core/media/frame-files';
-import { InputError, NotAllowedError, RefusedError } from '../../../core/errors';
+import { ConflictError, InputError, NotAllowedError, RefusedError } from '../../../core/errors';
 import { roleAtLeast, type Principal } from '../../auth/principal';
 import type { AppDeps } from '../../deps';
 import type { IngestIn } from './validators';
@@ -11,40 +9,18 @@ import type { IngestIn } from './validators';
 /** A drive named by an IngestIn, resolved and recognised by content. */
 export interface ResolvedDrive {
   drive: DriveRequest;
-  /** SHA-256 of the drive's bytes (for a folder: of its file names and their bytes, in order). */
-  contentHash: string;
-  sizeBytes: number;
+  /**
+   * SHA-256 of the drive's bytes, known here for an upload (its hashing workflow recorded it). A
+   * server path is not read in the request: null, and the ingest's first activity hashes it.
+   */
+  contentHash: string | null;
+  /** The upload's size, or a server file's; null for a server folder (not walked in the request). */
+  sizeBytes: number | null;
   defaultName: string;
   /** sessions.source_uri: `s3://<bucket>/<key>` or the absolute server path. */
   sourceUri: string;
   /** What the job shows as its source. */
   sourceView: Record<string, string>;
-}
-
-async function hashFile(
-  file: string,
-  hash = createHash('sha256'),
-): Promise<{ hash: typeof hash; size: number }> {
-  let size = 0;
-  for await (const chunk of fs.createReadStream(file)) {
-    hash.update(chunk as Buffer);
-    size += (chunk as Buffer).length;
-  }
-  return { hash, size };
-}
-
-async function hashFolder(root: string): Promise<{ sha256: string; size: number }> {
-  const names = (await fs.promises.readdir(root, { recursive: true, withFileTypes: true }))
-    .filter((d) => d.isFile())
-    .map((d) => path.relative(root, path.join(d.parentPath, d.name)))
-    .sort(compareFrameNames);
-  const hash = createHash('sha256');
-  let size = 0;
-  for (const name of names) {
-    hash.update(`${name}\0`);
-    size += (await hashFile(path.join(root, name), hash)).size;
-  }
-  return { sha256: hash.digest('hex'), size };
 }
 
 /** Only inside an allowed root, after resolving links, so `..` and symlinks cannot leave it. */
@@ -78,6 +54,11 @@ export async function resolveDrive(
       throw new InputError(`no upload ${body.upload_id}`, [
         { field: 'body.upload_id', message: 'no such upload' },
       ]);
+    if (upload.state === 'hashing')
+      throw new ConflictError(
+        `upload ${upload.id} is still being hashed (workflow upload-${upload.id}); ingest it once upload.hashed arrives on /api/events/jobs`,
+        { upload_id: upload.id, state: upload.state, workflow_id: `upload-${upload.id}` },
+      );
     if (upload.state !== 'completed' || !upload.sha256) {
       throw new InputError(`upload ${upload.id} is ${upload.state}; complete it first`, [
         { field: 'body.upload_id', message: `upload is ${upload.state}` },
@@ -96,14 +77,16 @@ export async function resolveDrive(
   if (!roleAtLeast(principal.role, 'admin'))
     throw new NotAllowedError('ingesting a server path needs the admin role');
   const real = await allowedServerPath(deps, body.path!);
+  // Only what a stat answers: reading (hashing, probing) the drive is the workflow's first step.
   const stat = await fs.promises.stat(real);
-  const { sha256, size } = stat.isDirectory()
-    ? await hashFolder(real)
-    : await hashFile(real).then(({ hash, size: s }) => ({ sha256: hash.digest('hex'), size: s }));
+  if (!stat.isFile() && !stat.isDirectory())
+    throw new InputError(`server path ${body.path} is neither a file nor a folder`, [
+      { field: 'body.path', message: 'not a file or folder' },
+    ]);
   return {
     drive: { ...options, source: { type: 'path', path: real } },
-    contentHash: sha256,
-    sizeBytes: size,
+    contentHash: null,
+    sizeBytes: stat.isFile() ? stat.size : null,
     defaultName: path.basename(real),
     sourceUri: real,
     sourceView: { path: real },

@@ -11,6 +11,8 @@ import { resolveDrive } from './drive-request';
 import { startIngest } from './start-ingest';
 import { ImportStartIn, ImportsQuery, IngestIn, ProgressQuery } from './validators';
 
+/** How long dry-run waits for its probe (docs/ingest.md). */
+const DRY_RUN_PROBE_MS = 10_000;
 /** Finished jobs the progress board still shows. */
 const RECENT = 10;
 
@@ -54,7 +56,7 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
         successStatus: 202,
         statuses: {
           403: 'a server path needs the admin role',
-          409: 'the same drive (SHA-256) already has a session; the body names it (session_id)',
+          409: 'the same uploaded drive (SHA-256) already has a session (the body names it); or the upload is still being hashed',
           503: 'Temporal did not take the workflow; nothing was kept',
         },
       },
@@ -88,28 +90,47 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/imports/dry-run',
       {
-        summary:
-          'Check a drive without ingesting it: what it is, what ingest would take from it, whether it was ingested before',
+        summary: `Check a drive without ingesting it: what it is (a probe bounded to ${DRY_RUN_PROBE_MS / 1000} s), what ingest would take from it, whether an upload was ingested before`,
         access: 'reviewer',
         body: { name: 'IngestIn', schema: IngestIn },
+        statuses: { 409: 'the upload is still being hashed' },
       },
       async ({ body, principal }) => {
+        // Cheap by design: a server path is checked (roots, exists, file or folder), never hashed here.
         const resolved = await resolveDrive(deps, body, principal);
-        const existing = await db.session.findUnique({
-          where: { contentHash: resolved.contentHash },
-          select: { id: true, state: true },
-        });
+        const existing = resolved.contentHash
+          ? await db.session.findUnique({
+              where: { contentHash: resolved.contentHash },
+              select: { id: true, state: true },
+            })
+          : null;
         let probe = null;
         let problem: string | null = null;
+        let timedOut = false;
+        const probing = probeDriveMedia(deps, resolved.drive);
+        // The probe reads headers and indexes only; should one still outlast the bound, it ends on
+        // its own and its outcome is dropped.
+        probing.catch(() => undefined);
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), DRY_RUN_PROBE_MS);
+        });
         try {
-          probe = await probeDriveMedia(deps, resolved.drive);
+          const outcome = await Promise.race([probing, bound]);
+          if (outcome === 'timeout') {
+            timedOut = true;
+            problem = `the probe did not finish within ${DRY_RUN_PROBE_MS / 1000} s; ingest probes without this bound`;
+          } else probe = outcome;
         } catch (err) {
           if (!(err instanceof DriveRefusedError)) throw err;
           problem = err.message;
+        } finally {
+          clearTimeout(timer);
         }
         return {
           ok: problem === null && !existing,
           problem,
+          probe_timed_out: timedOut,
           duplicate_of: existing ? { session_id: existing.id, state: existing.state } : null,
           sha256: resolved.contentHash,
           size_bytes: resolved.sizeBytes,

@@ -17,7 +17,8 @@ export interface StartedIngest {
 }
 
 /** The same drive (same SHA-256) already has a live or finished session: 409 naming it. */
-async function refuseDuplicate(deps: AppDeps, contentHash: string): Promise<void> {
+async function refuseDuplicate(deps: AppDeps, contentHash: string | null): Promise<void> {
+  if (!contentHash) return;
   const existing = await deps.db.session.findUnique({ where: { contentHash }, include: { ingestJob: true } });
   if (!existing) return;
   throw new ConflictError(
@@ -32,9 +33,12 @@ async function refuseDuplicate(deps: AppDeps, contentHash: string): Promise<void
 }
 
 /**
- * Starts the ingest of one drive: the session and its job are written in one transaction, then
- * IngestWorkflow `ingest-<session_id>` starts. Should Temporal refuse the start, the rows are
- * removed again so no session claims the drive without an ingest behind it.
+ * Starts the ingest of one drive. An upload's hash is known (its hashing workflow recorded it), so
+ * the same drive twice is a 409 here; a server path is hashed by the workflow's first activity,
+ * which fails the job naming the earlier session instead (docs/ingest.md). The session and its
+ * job are written in one transaction, then IngestWorkflow `ingest-<session_id>` starts. Should
+ * Temporal refuse the start, the rows are removed again so no session claims the drive without an
+ * ingest behind it.
  */
 export async function startIngest(
   deps: AppDeps,

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Upload } from '../../../generated/prisma/client';
 import { ConflictError, InputError, NotFoundError } from '../../../core/errors';
 import type { AppDeps } from '../../deps';
@@ -45,17 +44,6 @@ export async function findUpload(deps: AppDeps, id: string, want?: 'open'): Prom
   if (want === 'open' && upload.state !== 'open')
     throw new ConflictError(`upload ${id} is ${upload.state}`, { upload_id: id, state: upload.state });
   return upload;
-}
-
-/** SHA-256 and size of a stored drive, read once from the store: the content hash ingest dedups by. */
-export async function hashObject(deps: AppDeps, key: string): Promise<{ sha256: string; size: number }> {
-  const hash = createHash('sha256');
-  let size = 0;
-  for await (const chunk of await deps.storage.client.getObject(deps.storage.bucket('uploads'), key)) {
-    hash.update(chunk as Buffer);
-    size += (chunk as Buffer).length;
-  }
-  return { sha256: hash.digest('hex'), size };
 }
 
 export function uploadOut(u: Upload) {
