@@ -187,6 +187,35 @@ describe('seeding', () => {
     }
   });
 
+  it('says so on the jobs stream and in the audit log when a seeding gives up', async () => {
+    const seen: StreamEvent[] = [];
+    const unsubscribe = stack.api.deps.events.subscribe('jobs', (e) => {
+      if (e.type === 'control.seed.failed') seen.push(e);
+    });
+    try {
+      // PostgreSQL refuses the session id on every attempt, so the run fails for real after its retries.
+      const run = stack.env.client.workflow.execute('controlSeedWorkflow', {
+        taskQueue: 'cpu',
+        workflowId: 'control-seed-98',
+        args: [{ seed: 98, sessionId: 'not-a-session', actorId: null, requestId: 'req-98' }],
+      });
+      await expect(run).rejects.toThrow();
+      const audit = await prisma.auditLog.findFirstOrThrow({ where: { action: 'control.seed.failed' } });
+      expect(audit).toMatchObject({ requestId: 'req-98' });
+      expect(audit.detail).toMatchObject({
+        seed: 98,
+        workflow_id: 'control-seed-98',
+        error: expect.any(String),
+      });
+      for (let i = 0; i < 50 && !seen.length; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(seen.map((e) => e.data)).toEqual([
+        expect.objectContaining({ seed: 98, workflow_id: 'control-seed-98' }),
+      ]);
+    } finally {
+      unsubscribe();
+    }
+  }, 60_000);
+
   it('resumes a retried seeding after the cursor its heartbeat carries, counting each control once', async () => {
     const { seedControlSample } = createControlSeedActivities({ db: prisma, events: stack.api.deps.events });
     const input = { seed: 11, sessionId, actorId: null, requestId: null, pageSize: 500 };

@@ -1,4 +1,5 @@
-import { CancellationScope, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
+import { reportingFailure } from './failure';
 import type { CpuActivities, GpuActivities } from '../activities';
 import type { AutolabelSessionInput, AutolabelSessionResult } from '../activities/autolabel';
 
@@ -32,12 +33,8 @@ export async function autoLabelWorkflow(input: AutolabelWorkflowInput): Promise<
       nonRetryableErrorTypes: ['ModelUnavailable', 'SessionQuarantined', 'SessionNotFound', 'JobNotFound'],
     },
   });
-  try {
-    return await autolabelSession({ jobId: input.jobId, sessionId: input.sessionId });
-  } catch (err) {
-    const failure = err as Error & { cause?: Error };
-    const error = failure.cause?.message ?? failure.message ?? String(err);
-    await CancellationScope.nonCancellable(() => bookkeeping.failAutolabelJob({ jobId: input.jobId, error }));
-    throw err;
-  }
+  return reportingFailure(
+    () => autolabelSession({ jobId: input.jobId, sessionId: input.sessionId }),
+    (error) => bookkeeping.failAutolabelJob({ jobId: input.jobId, error }),
+  );
 }

@@ -1,4 +1,5 @@
-import { CancellationScope, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
+import { proxyActivities, type RetryPolicy } from '@temporalio/workflow';
+import { reportingFailure } from './failure';
 import type { CpuActivities } from '../activities';
 import type { IngestResult, IngestWorkflowInput } from '../activities/ingest/types';
 
@@ -25,22 +26,19 @@ const long = proxyActivities<CpuActivities>({
 
 export async function ingestWorkflow(input: IngestWorkflowInput): Promise<IngestResult> {
   const { sessionId, jobId } = input;
-  try {
-    // A server path is hashed in this step (every byte read), so it heartbeats like the long ones.
-    const probe = await long.probeDrive(input);
-    await long.extractFrames({ ...input, probe });
-    const { rejected } = await quick.gateFrameQuality({ sessionId, jobId });
-    const { duplicates } = await quick.dropNearDuplicates({ sessionId, jobId });
-    const { frames } = await quick.registerFrames({ sessionId, jobId });
-    const { redacted } = await long.redactPii({ sessionId, jobId });
-    const health = await quick.inspectSessionHealth(sessionId);
-    await quick.completeIngest({ sessionId, jobId, health });
-    return { sessionId, frames, duplicates, rejected, redacted, health };
-  } catch (err) {
-    // An activity failure wraps the step's own error, whose message says what was wrong with the drive.
-    const failure = err as Error & { cause?: Error };
-    const error = failure.cause?.message ?? failure.message ?? String(err);
-    await CancellationScope.nonCancellable(() => quick.failIngest({ sessionId, jobId, error }));
-    throw err;
-  }
+  return reportingFailure(
+    async () => {
+      // A server path is hashed in this step (every byte read), so it heartbeats like the long ones.
+      const probe = await long.probeDrive(input);
+      await long.extractFrames({ ...input, probe });
+      const { rejected } = await quick.gateFrameQuality({ sessionId, jobId });
+      const { duplicates } = await quick.dropNearDuplicates({ sessionId, jobId });
+      const { frames } = await quick.registerFrames({ sessionId, jobId });
+      const { redacted } = await long.redactPii({ sessionId, jobId });
+      const health = await quick.inspectSessionHealth(sessionId);
+      await quick.completeIngest({ sessionId, jobId, health });
+      return { sessionId, frames, duplicates, rejected, redacted, health };
+    },
+    (error) => quick.failIngest({ sessionId, jobId, error }),
+  );
 }

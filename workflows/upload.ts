@@ -1,4 +1,5 @@
-import { CancellationScope, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
+import { reportingFailure } from './failure';
 import type { CpuActivities } from '../activities';
 import type { UploadHashInput } from '../activities/upload';
 
@@ -21,12 +22,8 @@ const hashing = proxyActivities<CpuActivities>({
 const notice = proxyActivities<CpuActivities>({ startToCloseTimeout: '1 minute' });
 
 export async function uploadHashWorkflow(input: UploadHashInput): Promise<{ sha256: string; size: number }> {
-  try {
-    return await hashing.hashUpload(input);
-  } catch (err) {
-    const failure = err as Error & { cause?: Error };
-    const error = failure.cause?.message ?? failure.message ?? String(err);
-    await CancellationScope.nonCancellable(() => notice.failUploadHash({ ...input, error }));
-    throw err;
-  }
+  return reportingFailure(
+    () => hashing.hashUpload(input),
+    (error) => notice.failUploadHash({ ...input, error }),
+  );
 }

@@ -151,6 +151,25 @@ export function createControlSeedActivities({ db, events }: Pick<ActivityDeps, '
       await publish('control.seed.completed', counts(state));
       return tally;
     },
+
+    /** A seeding that gave up: audited and announced, so it does not fail only in Temporal. */
+    async failControlSeed(input: ControlSeedInput & { error: string }): Promise<void> {
+      const workflowId = Context.current().info.workflowExecution?.workflowId ?? null;
+      const detail = {
+        seed: input.seed,
+        session_id: input.sessionId,
+        error: input.error,
+        workflow_id: workflowId,
+      };
+      await recordAudit(db, {
+        actorId: input.actorId,
+        action: 'control.seed.failed',
+        subjectType: 'control_sample',
+        detail,
+        requestId: input.requestId,
+      });
+      await events.publish('jobs', 'control.seed.failed', { ...detail, rate: CONTROL_RATE });
+    },
   };
 }
 
