@@ -7,7 +7,7 @@ import type { Db } from '../activities/db';
 import { isControlSample } from '../core/control';
 import type { StreamEvent } from '../runtime/event-hub';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
-import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
+import { recordHistoryIfAsked, replayRecordedHistory, scheduledActivities } from '../testkit/temporal';
 
 /**
  * The control sample on the real database and Temporal: 2% of auto-accepted objects mirrored to
@@ -136,10 +136,7 @@ describe('seeding', () => {
       expect(seen.at(-1)!.data).toMatchObject({ ...tally, workflow_id: 'control-seed-7' });
 
       const history = await handle.fetchHistory();
-      const scheduled = history
-        .events!.filter((e) => e.activityTaskScheduledEventAttributes)
-        .map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-      expect(scheduled).toEqual(['seedControlSample']);
+      expect(scheduledActivities(history)).toEqual(['seedControlSample']);
       await recordHistoryIfAsked(HISTORY, () => Promise.resolve(history));
     } finally {
       unsubscribe();

@@ -10,7 +10,7 @@ import {
   type IngestStack,
 } from '../testkit/media/harness';
 import { makeZip } from '../testkit/media/zip';
-import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
+import { recordHistoryIfAsked, replayRecordedHistory, scheduledActivities } from '../testkit/temporal';
 
 /**
  * Ingest end to end on the real stack: a drive uploaded through the upload routes becomes a
@@ -161,10 +161,7 @@ describe('a dashcam video', () => {
 
   it('reads as the business steps in the Temporal history, scores the session health, and replays deterministically', async () => {
     const history = await stack.env.client.workflow.getHandle(result.started.workflow_id).fetchHistory();
-    const steps = (history.events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter(Boolean);
-    expect(steps).toEqual([
+    expect(scheduledActivities(history)).toEqual([
       'probeDrive',
       'extractFrames',
       'gateFrameQuality',

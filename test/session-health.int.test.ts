@@ -9,7 +9,12 @@ import { startTestApi, createUserWithToken, type TestApi } from '../testkit/api'
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { createSessionFixture, type SessionFixtureOptions } from '../testkit/session-fixtures';
 import { testConfig } from '../testkit/stack';
-import { recordHistoryIfAsked, replayRecordedHistory, startTemporalTestEnv } from '../testkit/temporal';
+import {
+  recordHistoryIfAsked,
+  replayRecordedHistory,
+  scheduledActivities,
+  startTemporalTestEnv,
+} from '../testkit/temporal';
 
 const HISTORY = path.join(__dirname, 'histories/session-health.json');
 const SWEEP_HISTORY = path.join(__dirname, 'histories/health-sweep.json');
@@ -95,10 +100,7 @@ describe('sessionHealthWorkflow', () => {
 
     // The activity reads as the business step in the history.
     const history = await handle.fetchHistory();
-    const scheduled = history
-      .events!.filter((e) => e.activityTaskScheduledEventAttributes)
-      .map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-    expect(scheduled).toEqual(['inspectSessionHealth']);
+    expect(scheduledActivities(history)).toEqual(['inspectSessionHealth']);
     await recordHistoryIfAsked(HISTORY, () => Promise.resolve(history));
   });
 

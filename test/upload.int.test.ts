@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createUserWithToken, type TestApi } from '../testkit/api';
 import { startIngestStack, waitForHash, type IngestStack } from '../testkit/media/harness';
 import { openEventStream } from '../testkit/sse';
-import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
+import { recordHistoryIfAsked, replayRecordedHistory, scheduledActivities } from '../testkit/temporal';
 
 /**
  * The upload group against the real MinIO and Temporal: multipart uploads with presigned part URLs
@@ -161,11 +161,7 @@ describe('multipart upload', () => {
     // One hashing workflow however often complete was called; its history replays.
     const handle = stack.env.client.workflow.getHandle(`upload-${id}`);
     const history = await handle.fetchHistory();
-    expect(
-      (history.events ?? [])
-        .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-        .filter(Boolean),
-    ).toEqual(['hashUpload']);
+    expect(scheduledActivities(history)).toEqual(['hashUpload']);
     const file = path.join(__dirname, 'histories/upload-hash.json');
     await recordHistoryIfAsked(file, () => Promise.resolve(history));
     await expect(

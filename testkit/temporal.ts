@@ -32,6 +32,14 @@ export function startTemporalTestEnv(): Promise<TestWorkflowEnvironment> {
 
 type History = Parameters<typeof historyFromJSON>[0];
 
+/** The activity types a workflow history scheduled, in order: its business steps as the Temporal UI shows them. */
+export function scheduledActivities(history: ProtoHistory): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    return name ? [name] : [];
+  });
+}
+
 /**
  * Writes a fresh recording of a workflow's history, only when RECORD_HISTORIES=1: a recording
  * that is missing must fail the replay, not be quietly made anew (that would turn the test into a pass).

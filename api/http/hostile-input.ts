@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { InputError } from '../../core/errors';
 import { sendProblem } from './problem';
-import type { DeclaredRoute, Method, RouteGuards } from './route-group';
+import { passRouteGate, type DeclaredRoute, type Method, type RouteGuards } from './route-group';
 
 /**
  * Hostile input is refused at one place, before any route handler, validator or query sees it:
@@ -204,21 +204,6 @@ export function requestProblems(
 }
 
 /**
- * A refused request on a declared route first passes that route's own gate, as `RouteGroup` applies
- * it: a token (none on a public route, nor on a bootstrap route while no user exists), then the
- * role. So a stranger learns no more from hostile input than from any other request.
- */
-async function passRouteGate(guards: RouteGuards, req: Request, route: DeclaredRoute): Promise<void> {
-  const { access, streamToken } = route.spec;
-  if (access === 'public') return;
-  if (access === 'bootstrap' && (await guards.bootstrapOpen())) return;
-  const principal = await guards.authenticate(req, {
-    allowQueryToken: Boolean(streamToken) && req.method === 'GET',
-  });
-  guards.authorize(principal, access === 'bootstrap' ? 'admin' : access);
-}
-
-/**
  * For a method the path does not serve there is no route to take a role from: a valid token is
  * enough to learn the path's methods, as it is to learn that a path does not exist (404). A path
  * whose routes need no token (public, or bootstrap while no user exists) tells anyone.
@@ -285,7 +270,7 @@ export function rejectHostileInput(
         !req.is('application/json') &&
         !NON_JSON_BODY_ROUTES.has(`${route.method.toUpperCase()} ${route.path}`)
       ) {
-        await passRouteGate(guards, req, route);
+        await passRouteGate(guards, req, route.spec);
         sendProblem(res, {
           status: 415,
           type: 'urn:drivelab:problem:unsupported-media-type',
@@ -295,7 +280,7 @@ export function rejectHostileInput(
       }
       const problems = requestProblems(req, match.params.get(route.path));
       if (problems.length) {
-        await passRouteGate(guards, req, route);
+        await passRouteGate(guards, req, route.spec);
         throw new InputError(
           `invalid request: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`,
           problems,

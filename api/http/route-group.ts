@@ -139,6 +139,25 @@ function checkDeclaration(method: Method, path: string, spec: RouteSpec): void {
     if (Number(status) < 400) throw new Error(`${where}: statuses lists errors; a success is successStatus`);
 }
 
+/**
+ * A route's gate, before anything else looks at the request: no token on a public route (nor on a
+ * bootstrap route while no user exists), otherwise a valid token and at least the route's role.
+ * The caller, when there is one.
+ */
+export async function passRouteGate(
+  guards: RouteGuards,
+  req: Request,
+  spec: Pick<RouteSpec, 'access' | 'streamToken'>,
+): Promise<Principal | undefined> {
+  if (spec.access === 'public') return undefined;
+  if (spec.access === 'bootstrap' && (await guards.bootstrapOpen())) return undefined;
+  const principal = await guards.authenticate(req, {
+    allowQueryToken: Boolean(spec.streamToken) && req.method === 'GET',
+  });
+  guards.authorize(principal, spec.access === 'bootstrap' ? 'admin' : spec.access);
+  return principal;
+}
+
 export class RouteGroup {
   readonly routes: DeclaredRoute[] = [];
   private readonly handlers: Array<{ route: DeclaredRoute; handler: RouteHandler<RouteSpec> }> = [];
@@ -184,21 +203,7 @@ export class RouteGroup {
       const { spec } = route;
       const wrapped: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
         try {
-          let principal: Principal | undefined;
-          const required: Role | undefined =
-            spec.access === 'bootstrap'
-              ? (await guards.bootstrapOpen())
-                ? undefined
-                : 'admin'
-              : spec.access === 'public'
-                ? undefined
-                : spec.access;
-          if (required) {
-            principal = await guards.authenticate(req, {
-              allowQueryToken: Boolean(spec.streamToken) && req.method === 'GET',
-            });
-            guards.authorize(principal, required);
-          }
+          const principal = await passRouteGate(guards, req, spec);
           await guards.limit(req, principal);
           const params = spec.params ? parseOrThrow(spec.params, req.params, 'path') : {};
           const body = spec.body ? parseOrThrow(spec.body.schema, req.body ?? {}, 'body') : undefined;
