@@ -1,3 +1,6 @@
+import { createAgentRunActivities } from './agent-runs/runs';
+import { createRedetectCorpusActivities } from './agent-runs/redetect-corpus';
+import { createRevertActivities } from './agent-runs/revert';
 import { createAutolabelActivities } from './autolabel';
 import { createAutolabelJobActivities } from './autolabel/jobs';
 import { createDetectActivities } from './detect';
@@ -15,6 +18,9 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createAutolabelJobActivities(deps),
     ...createUploadActivities(deps),
     ...createControlSeedActivities(deps),
+    ...createAgentRunActivities(deps),
+    ...createRedetectCorpusActivities(deps),
+    ...createRevertActivities(deps),
   };
 }
 

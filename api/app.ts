@@ -31,6 +31,7 @@ import { createFusionRoutes } from './routes/fusion';
 import { createFusionBoardRoutes } from './routes/fusion/board';
 import { createFusionThresholdRoutes } from './routes/fusion/thresholds';
 import { createGovernControlRoutes } from './routes/govern/control';
+import { createAgentRunRoutes } from './routes/agent';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
 export function createRouteGroups(deps: AppDeps): RouteGroup[] {
@@ -58,6 +59,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createFusionThresholdRoutes(deps),
     createFusionBoardRoutes(deps),
     createGovernControlRoutes(deps),
+    createAgentRunRoutes(deps),
   ];
 }
 

@@ -239,6 +239,8 @@ export const ConfigSchema = z.object({
       controlSeed: int.default(12345),
       /** Heartbeat timeout of the slot-holding activity: how soon a crashed worker's session is retried. */
       heartbeatTimeoutSeconds: int.min(2).default(30),
+      /** Sessions a corpus redetect walks per workflow run before it continues as new (bounds its history). */
+      corpusPageSize: int.min(1).max(1000).default(100),
     })
     .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),

@@ -8,3 +8,5 @@ export { ingestWorkflow } from './ingest';
 export { autoLabelWorkflow } from './autolabel';
 export { uploadHashWorkflow } from './upload';
 export { controlSeedWorkflow } from './control-seed';
+export { redetectCorpusWorkflow } from './redetect-corpus';
+export { revertAgentRunWorkflow } from './revert-agent-run';

@@ -1,6 +1,72 @@
-import type { AutolabelJob } from '../../generated/prisma/client';
+import type { AppConfig } from '../../core/config';
+import { resolvePolicy } from '../../core/routing';
+import type { AutolabelJob, Prisma } from '../../generated/prisma/client';
 import type { ActivityDeps } from '../deps';
+import type { Db } from '../db';
 import { recordAudit } from '../audit';
+import { readGate } from '../inspector/gate-store';
+import { routingDefaults } from './threshold-fits';
+
+export const autolabelWorkflowId = (sessionId: string): string => `autolabel-${sessionId}`;
+
+/** Why a session cannot be auto-labelled now, or null: unknown, quarantined, or without frames. */
+export async function autolabelRefusal(
+  db: Db,
+  sessionId: string,
+): Promise<{ status: 404 | 422; reason: string } | null> {
+  const session = await db.session.findUnique({
+    where: { id: sessionId },
+    select: { id: true, quarantined: true },
+  });
+  if (!session) return { status: 404, reason: `no session ${sessionId}` };
+  const gate = await readGate(db, sessionId);
+  if (gate.quarantined || session.quarantined) {
+    const by =
+      gate.decidedBy === 'override'
+        ? `an admin override (${gate.override?.reason ?? 'no reason given'})`
+        : `its health check (score ${gate.row?.score.toFixed(2) ?? 'n/a'})`;
+    return {
+      status: 422,
+      reason: `session ${sessionId} is quarantined by ${by}; auto-label is refused until the quarantine is lifted`,
+    };
+  }
+  if ((await db.frame.count({ where: { sessionId } })) === 0)
+    return { status: 422, reason: `session ${sessionId} has no frames to label` };
+  return null;
+}
+
+export interface NewAutolabelJob {
+  sessionId: string;
+  mode: 'autolabel' | 'redetect';
+  computeTarget: string;
+  limit: number | null;
+  onlyUnlabelled: boolean;
+  actorId: string | null;
+  /** The corpus run the job belongs to: its replaced objects are kept for that run's revert. */
+  agentRunId?: string;
+}
+
+/** A job row for `autolabel-<session_id>`, with the routing policy it starts with (the configured one, or the active threshold fit's). */
+export async function createAutolabelJob(
+  db: Db,
+  config: Pick<AppConfig, 'autolabel'>,
+  job: NewAutolabelJob,
+): Promise<AutolabelJob> {
+  const policy = resolvePolicy({}, await routingDefaults(db, config));
+  return db.autolabelJob.create({
+    data: {
+      sessionId: job.sessionId,
+      workflowId: autolabelWorkflowId(job.sessionId),
+      mode: job.mode,
+      computeTarget: job.computeTarget,
+      limit: job.limit,
+      onlyUnlabelled: job.onlyUnlabelled,
+      policy: { ...policy } as Prisma.InputJsonValue,
+      createdBy: job.actorId,
+      agentRunId: job.agentRunId ?? null,
+    },
+  });
+}
 
 /** A job as GET /api/autolabel/{job_id} and the jobs event stream show it. */
 export function jobOut(job: AutolabelJob) {

@@ -112,7 +112,7 @@ export interface CommittedBatch {
 export async function commitFrames(
   db: Db,
   masks: MaskStore,
-  job: Pick<AutolabelJob, 'id' | 'sessionId'>,
+  job: Pick<AutolabelJob, 'id' | 'sessionId' | 'agentRunId'>,
   batch: readonly LabelledFrame[],
   progress: { controlSeed: number; tally: JobTally; slot: { device: number } },
 ): Promise<CommittedBatch> {
@@ -137,6 +137,9 @@ export async function commitFrames(
     .map((r) => ({ object_id: r.id, version: 1, polygons: r.o.fused.mask! }));
   const frameIds = JSON.stringify(frames.map((f) => f.frame.id));
   const machineSources = JSON.stringify(MACHINE_SOURCE_SPELLINGS);
+  const createdPerFrame = JSON.stringify(
+    frames.map((f) => ({ frame_id: f.frame.id, created: f.rows.map((r) => r.id) })),
+  );
   const { done, old } = await withNewMasks(masks, docs, async (uris) => {
     const writes = JSON.stringify({
       objects: rows.map(({ o, id, idemKey, frameId }) => ({
@@ -175,16 +178,36 @@ export async function commitFrames(
     });
     return db.$transaction(async (tx) => {
       // The frames' machine-source objects go, with their controls still awaiting a verdict (judged
-      // ones stay as history) and, by cascade, their provenance.
-      const old = await tx.$queryRaw<Array<{ id: string; frameId: string; maskUri: string | null }>>`
+      // ones stay as history) and, by cascade, their provenance. In a corpus run (AgentRun) the rows
+      // are first kept whole in agent_run_frames, with the ids that replace them, for its revert;
+      // a frame labelled twice by the same job (a retry) keeps what the first pass replaced.
+      const old = await tx.$queryRaw<
+        Array<{ id: string; frameId: string; maskUri: string | null; jobId: string | null }>
+      >`
         WITH old AS (
-          SELECT id, frame_id, mask_uri FROM objects
+          SELECT id, frame_id, mask_uri, job_id FROM objects
           WHERE frame_id IN (SELECT value::uuid FROM jsonb_array_elements_text(${frameIds}::jsonb))
             AND source IN (SELECT value FROM jsonb_array_elements_text(${machineSources}::jsonb))
         ),
+        undo AS (
+          INSERT INTO agent_run_frames (run_id, frame_id, job_id, created, replaced)
+          SELECT ${job.agentRunId}::uuid, f.frame_id::uuid, ${job.id}::uuid,
+                 ARRAY(SELECT jsonb_array_elements_text(f.created)::uuid),
+                 COALESCE((
+                   SELECT jsonb_agg(jsonb_build_object(
+                     'object', to_jsonb(o),
+                     'provenance', COALESCE((SELECT jsonb_agg(to_jsonb(p)) FROM provenance p WHERE p.object_id = o.id), '[]'),
+                     'controls', COALESCE((SELECT jsonb_agg(to_jsonb(c)) FROM control_samples c WHERE c.object_id = o.id AND c.verdict IS NULL), '[]')
+                   ) ORDER BY o.id)
+                   FROM objects o JOIN old ON old.id = o.id
+                   WHERE old.frame_id = f.frame_id::uuid AND old.job_id IS DISTINCT FROM ${job.id}::text), '[]')
+          FROM jsonb_to_recordset(${createdPerFrame}::jsonb) AS f(frame_id text, created jsonb)
+          WHERE ${job.agentRunId}::uuid IS NOT NULL
+          ON CONFLICT (run_id, frame_id) DO UPDATE SET created = EXCLUDED.created
+        ),
         pending_controls AS (DELETE FROM control_samples c USING old WHERE c.object_id = old.id AND c.verdict IS NULL),
         replaced AS (DELETE FROM objects o USING old WHERE o.id = old.id)
-        SELECT id::text AS "id", frame_id::text AS "frameId", mask_uri AS "maskUri" FROM old`;
+        SELECT id::text AS "id", frame_id::text AS "frameId", mask_uri AS "maskUri", job_id AS "jobId" FROM old`;
       const replacedPerFrame = JSON.stringify(
         Object.fromEntries(
           frames.map((f) => [f.frame.id, old.filter((o) => o.frameId === f.frame.id).length]),
@@ -233,7 +256,9 @@ export async function commitFrames(
       return { done, old };
     });
   });
-  await masks.remove(old.map((o) => o.maskUri));
+  // A corpus run keeps the masks of what it replaced for its revert, except its own from an earlier pass.
+  const unneeded = job.agentRunId ? old.filter((o) => o.jobId === job.id) : old;
+  await masks.remove(unneeded.map((o) => o.maskUri));
   return { ...done, created: rows.length, deleted: old.length, controls: controls.length };
 }
 

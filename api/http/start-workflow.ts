@@ -1,23 +1,27 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type WorkflowStartOptions } from '@temporalio/client';
+import type { Workflow } from '@temporalio/common';
 import type { Response } from 'express';
 import { ConflictError } from '../../core/errors';
 import type { AppDeps } from '../deps';
 
 /**
- * Starts a workflow under its business id and answers 202 with a Location to watch; Temporal
- * refuses a second start of a running id, which answers 409.
+ * Starts a workflow (by its function, so its arguments are type-checked) under its business id
+ * and answers 202 with a Location to watch; Temporal refuses a second start of a running id,
+ * which answers 409.
  */
-export async function startWorkflow<A extends unknown[]>(
+export async function startWorkflow<W extends Workflow>(
   deps: AppDeps,
   res: Response,
-  opts: { workflowType: string; workflowId: string; args: A; location: string; what: string },
+  opts: { workflow: W; workflowId: string; args: Parameters<W>; location: string; what: string },
 ): Promise<{ workflow_id: string; run_id: string; status_url: string }> {
   try {
-    const handle = await deps.temporal.client.workflow.start(opts.workflowType, {
+    // TypeScript cannot narrow the options' conditional `args` type for a generic W; the caller's args are checked against Parameters<W>.
+    const options = {
       taskQueue: deps.config.temporal.cpuTaskQueue,
       workflowId: opts.workflowId,
       args: opts.args,
-    });
+    } as unknown as WorkflowStartOptions<W>;
+    const handle = await deps.temporal.client.workflow.start(opts.workflow, options);
     res.status(202).location(opts.location);
     return { workflow_id: handle.workflowId, run_id: handle.firstExecutionRunId, status_url: opts.location };
   } catch (err) {

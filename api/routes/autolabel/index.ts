@@ -1,8 +1,9 @@
-import { NotFoundError, RefusedError } from '../../../core/errors';
+import { NotFoundError } from '../../../core/errors';
 import { jobOut } from '../../../activities/autolabel/jobs';
 import type { AppDeps } from '../../deps';
 import { RouteGroup, uuidParams } from '../../http/route-group';
-import { autolabelWorkflowId, checkComputeTarget, refusal, startAutolabel } from './start';
+import { autolabelWorkflowId } from '../../../activities/autolabel/jobs';
+import { checkComputeTarget, startAutolabel, startRedetectCorpus } from './start';
 import { AutolabelStartIn, RedetectAllIn } from './validators';
 
 /** The `autolabel` group: start a session's auto-label, read a job, redetect machine objects. */
@@ -40,58 +41,23 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
       '/api/autolabel/redetect-all',
       {
         summary:
-          'Delete and regenerate the machine-source objects of sessions frame by frame; `human` objects are never touched (202)',
+          'Start one durable corpus run (AgentRun, workflow `redetect-all`) that deletes and regenerates the machine-source objects of every machine-labelled session, or of the listed ones, frame by frame on the GPU slot; `human` objects are never touched; revertible (202)',
         access: 'admin',
         body: { name: 'RedetectAllIn', schema: RedetectAllIn },
         successStatus: 202,
         statuses: {
-          422: 'no session could be started',
+          409: 'a redetect-all run is already running',
+          422: 'none of the listed sessions can be redetected, or an unavailable compute target',
         },
       },
       async ({ body, res, principal, req }) => {
         checkComputeTarget(body.compute_target);
-        const ids =
-          body.session_ids ??
-          (
-            await db.session.findMany({
-              where: { frames: { some: {} } },
-              orderBy: { createdAt: 'asc' },
-              take: 100,
-              select: { id: true },
-            })
-          ).map((s) => s.id);
-        const started: unknown[] = [];
-        const skipped: Array<{ session_id: string; reason: string }> = [];
-        for (const sessionId of ids) {
-          const refused = await refusal(deps, sessionId);
-          if (refused) {
-            skipped.push({ session_id: sessionId, reason: refused.reason });
-            continue;
-          }
-          try {
-            started.push(
-              await startAutolabel(deps, res, {
-                sessionId,
-                mode: 'redetect',
-                computeTarget: body.compute_target,
-                limit: null,
-                onlyUnlabelled: false,
-                actorId: principal.userId,
-                requestId: String(req.id),
-              }),
-            );
-          } catch (err) {
-            skipped.push({ session_id: sessionId, reason: (err as Error).message });
-          }
-        }
-        const first = started[0] as { status_url: string } | undefined;
-        if (!first)
-          throw new RefusedError(
-            `no session could be redetected: ${skipped.map((s) => s.reason).join('; ') || 'none has frames'}`,
-            { skipped },
-          );
-        res.status(202).location(first.status_url);
-        return { started, skipped };
+        return startRedetectCorpus(deps, res, {
+          sessionIds: body.session_ids,
+          computeTarget: body.compute_target,
+          actorId: principal.userId,
+          requestId: String(req.id),
+        });
       },
     )
     .get(

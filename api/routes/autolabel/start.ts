@@ -1,16 +1,15 @@
 import type { Response } from 'express';
 import { RefusedError, NotFoundError } from '../../../core/errors';
-import { resolvePolicy } from '../../../core/routing';
-import { readGate } from '../../../activities/inspector/gate-store';
 import { recordAudit } from '../../../activities/audit';
-import { routingDefaults } from '../../../activities/autolabel/threshold-fits';
+import { autolabelRefusal, createAutolabelJob } from '../../../activities/autolabel/jobs';
+import type { RedetectCorpusParams } from '../../../activities/agent-runs/redetect-corpus';
+import { agentRunOut } from '../../../activities/agent-runs/runs';
 import type { Prisma } from '../../../generated/prisma/client';
-import type { AutolabelWorkflowInput } from '../../../workflows/autolabel';
+import { autoLabelWorkflow, type AutolabelWorkflowInput } from '../../../workflows/autolabel';
+import { REDETECT_CORPUS_WORKFLOW_ID, redetectCorpusWorkflow } from '../../../workflows/redetect-corpus';
 import type { AppDeps } from '../../deps';
 import { startWorkflow } from '../../http/start-workflow';
 import { COMPUTE_TARGETS } from './validators';
-
-export const autolabelWorkflowId = (sessionId: string): string => `autolabel-${sessionId}`;
 
 export function checkComputeTarget(target: string): void {
   if (!(COMPUTE_TARGETS as readonly string[]).includes(target)) {
@@ -18,32 +17,6 @@ export function checkComputeTarget(target: string): void {
       `compute target ${JSON.stringify(target)} is not available: auto-label runs on ${COMPUTE_TARGETS.join(', ')} (the cloud connection is not part of this deployment)`,
     );
   }
-}
-
-/** Why a session cannot be auto-labelled now, or null: unknown, quarantined, or without frames. */
-export async function refusal(
-  deps: AppDeps,
-  sessionId: string,
-): Promise<{ status: 404 | 422; reason: string } | null> {
-  const session = await deps.db.session.findUnique({
-    where: { id: sessionId },
-    select: { id: true, quarantined: true },
-  });
-  if (!session) return { status: 404, reason: `no session ${sessionId}` };
-  const gate = await readGate(deps.db, sessionId);
-  if (gate.quarantined || session.quarantined) {
-    const by =
-      gate.decidedBy === 'override'
-        ? `an admin override (${gate.override?.reason ?? 'no reason given'})`
-        : `its health check (score ${gate.row?.score.toFixed(2) ?? 'n/a'})`;
-    return {
-      status: 422,
-      reason: `session ${sessionId} is quarantined by ${by}; auto-label is refused until the quarantine is lifted`,
-    };
-  }
-  if ((await deps.db.frame.count({ where: { sessionId } })) === 0)
-    return { status: 422, reason: `session ${sessionId} has no frames to label` };
-  return null;
 }
 
 /**
@@ -63,25 +36,12 @@ export async function startAutolabel(
     requestId: string;
   },
 ) {
-  const refused = await refusal(deps, opts.sessionId);
+  const refused = await autolabelRefusal(deps.db, opts.sessionId);
   if (refused)
     throw refused.status === 404 ? new NotFoundError(refused.reason) : new RefusedError(refused.reason);
   const a = deps.config.autolabel;
-  // The configured policy, or the active threshold fit's; the job keeps what it started with.
-  const policy = resolvePolicy({}, await routingDefaults(deps.db, deps.config));
-  const workflowId = autolabelWorkflowId(opts.sessionId);
-  const job = await deps.db.autolabelJob.create({
-    data: {
-      sessionId: opts.sessionId,
-      workflowId,
-      mode: opts.mode,
-      computeTarget: opts.computeTarget,
-      limit: opts.limit,
-      onlyUnlabelled: opts.onlyUnlabelled,
-      policy: { ...policy } as Prisma.InputJsonValue,
-      createdBy: opts.actorId,
-    },
-  });
+  const job = await createAutolabelJob(deps.db, deps.config, opts);
+  const workflowId = job.workflowId;
   const location = `/api/autolabel/${job.id}`;
   const input: AutolabelWorkflowInput = {
     jobId: job.id,
@@ -91,7 +51,7 @@ export async function startAutolabel(
   };
   try {
     const started = await startWorkflow(deps, res, {
-      workflowType: 'autoLabelWorkflow',
+      workflow: autoLabelWorkflow,
       workflowId,
       args: [input],
       location,
@@ -110,11 +70,89 @@ export async function startAutolabel(
       session_id: opts.sessionId,
       mode: opts.mode,
       state: job.state,
-      policy,
+      policy: job.policy,
       ...started,
     };
   } catch (err) {
     await deps.db.autolabelJob.delete({ where: { id: job.id } });
+    throw err;
+  }
+}
+
+/**
+ * Starts the redetect-all corpus run: an AgentRun row, then `redetectCorpusWorkflow` under the one
+ * id `redetect-all` (a second start while one runs is 409 and leaves no row). Listed sessions are
+ * checked here, so a list of only refused sessions answers 422 with why; an unlisted corpus is
+ * walked by the workflow, which records each session it skips.
+ */
+export async function startRedetectCorpus(
+  deps: AppDeps,
+  res: Response,
+  opts: { sessionIds: string[] | null; computeTarget: string; actorId: string; requestId: string },
+) {
+  const skipped: Array<{ session_id: string; reason: string }> = [];
+  let listed: string[] | null = null;
+  if (opts.sessionIds) {
+    listed = [];
+    for (const sessionId of new Set(opts.sessionIds)) {
+      const refused = await autolabelRefusal(deps.db, sessionId);
+      if (refused) skipped.push({ session_id: sessionId, reason: refused.reason });
+      else listed.push(sessionId);
+    }
+    if (listed.length === 0)
+      throw new RefusedError(`no session could be redetected: ${skipped.map((s) => s.reason).join('; ')}`, {
+        skipped,
+      });
+  }
+  const params: RedetectCorpusParams = { session_ids: listed, compute_target: opts.computeTarget };
+  const run = await deps.db.agentRun.create({
+    data: {
+      kind: 'redetect-all',
+      params: params as unknown as Prisma.InputJsonValue,
+      workflowId: REDETECT_CORPUS_WORKFLOW_ID,
+      createdBy: opts.actorId,
+      changes: {},
+      sessions: {
+        create: skipped.map((s) => ({ sessionId: s.session_id, outcome: 'skipped', reason: s.reason })),
+      },
+    },
+  });
+  try {
+    const started = await startWorkflow(deps, res, {
+      workflow: redetectCorpusWorkflow,
+      workflowId: REDETECT_CORPUS_WORKFLOW_ID,
+      args: [
+        {
+          runId: run.id,
+          after: null,
+          pageSize: deps.config.autolabel.corpusPageSize,
+          gpuTaskQueue: deps.config.temporal.gpuTaskQueue,
+          heartbeatTimeoutSeconds: deps.config.autolabel.heartbeatTimeoutSeconds,
+        },
+      ],
+      location: `/api/agent/runs/${run.id}`,
+      what: 'a redetect-all run',
+    });
+    await recordAudit(deps.db, {
+      actorId: opts.actorId,
+      action: 'autolabel.redetect_all.started',
+      subjectType: 'agent_run',
+      subjectId: run.id,
+      detail: { ...params, skipped: skipped.length },
+      requestId: opts.requestId,
+    });
+    await deps.events.publish('jobs', 'agent.run.started', agentRunOut(run));
+    // `run_id` is the AgentRun's; the workflow's own run id is `workflow_run_id`.
+    const { run_id: workflowRunId, ...workflow } = started;
+    return {
+      ...agentRunOut(run),
+      ...workflow,
+      workflow_run_id: workflowRunId,
+      events_url: '/api/events/jobs',
+      skipped,
+    };
+  } catch (err) {
+    await deps.db.agentRun.delete({ where: { id: run.id } });
     throw err;
   }
 }

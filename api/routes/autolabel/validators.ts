@@ -21,9 +21,9 @@ export type AutolabelStartIn = z.infer<typeof AutolabelStartIn>;
 /** Body of POST /api/autolabel/redetect-all (not shown by the spec; docs/autolabel.md). */
 export const RedetectAllIn = z.strictObject({
   // Required, not defaulted: an empty or forgotten body must not redetect the whole corpus.
-  session_ids: z.array(z.uuid()).min(1).max(100).nullable().meta({
+  session_ids: z.array(z.uuid()).min(1).max(1000).nullable().meta({
     description:
-      'sessions to redetect; null, said explicitly: every session with frames (at most 100 per call, oldest first)',
+      'sessions to redetect; null, said explicitly: every session that carries a machine-source object, however many',
   }),
   compute_target: z.string().min(1).max(32).default('local'),
 });

@@ -4,7 +4,7 @@ import { CRITIC_CHECKS } from '../../../core/critic';
 import { ConflictError, NotFoundError } from '../../../core/errors';
 import { recordAudit } from '../../../activities/audit';
 import { objectOut } from '../../../activities/annotations/objects';
-import type { controlSeedWorkflow } from '../../../workflows/control-seed';
+import { controlSeedWorkflow } from '../../../workflows/control-seed';
 import type { AppDeps } from '../../deps';
 import { RouteGroup, uuidParams } from '../../http/route-group';
 import { startWorkflow } from '../../http/start-workflow';
@@ -94,8 +94,8 @@ export function createGovernControlRoutes(deps: AppDeps): RouteGroup {
       },
       async ({ body, principal, req, res }) => {
         const seed = body.seed ?? config.autolabel.controlSeed;
-        const started = await startWorkflow<Parameters<typeof controlSeedWorkflow>>(deps, res, {
-          workflowType: 'controlSeedWorkflow',
+        const started = await startWorkflow(deps, res, {
+          workflow: controlSeedWorkflow,
           workflowId: `control-seed-${seed}`,
           args: [{ seed, sessionId: body.session_id, actorId: principal.userId, requestId: String(req.id) }],
           location: `/api/govern/control/pending${body.session_id ? `?session_id=${body.session_id}` : ''}`,

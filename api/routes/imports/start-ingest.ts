@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../../../activities/audit';
 import type { IngestWorkflowInput } from '../../../activities/ingest/types';
+import { ingestWorkflow } from '../../../workflows/ingest';
 import { ConflictError, UnavailableError } from '../../../core/errors';
 import { Prisma } from '../../../generated/prisma/client';
 import type { Principal } from '../../auth/principal';
@@ -105,7 +106,7 @@ export async function startIngest(
   }
   const input: IngestWorkflowInput = { sessionId, jobId, drive: resolved.drive };
   try {
-    await deps.temporal.client.workflow.start('ingestWorkflow', {
+    await deps.temporal.client.workflow.start(ingestWorkflow, {
       taskQueue: deps.config.temporal.cpuTaskQueue,
       workflowId,
       args: [input],

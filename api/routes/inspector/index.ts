@@ -8,7 +8,7 @@ import { objectOut } from '../../../activities/annotations/objects';
 import type { Db } from '../../../activities/db';
 import type { AppDeps } from '../../deps';
 import { RouteGroup, uuidParams } from '../../http/route-group';
-import type { healthSweepWorkflow } from '../../../workflows/session-health';
+import { healthSweepWorkflow } from '../../../workflows/session-health';
 import { findSession, frameOut, gateOut, healthRowOut, sessionOut } from '../../http/session-reads';
 import { startWorkflow } from '../../http/start-workflow';
 import { EventsQuery, FrameAtQuery, HealthRowIn, InspectorSessionsQuery, LayoutIn } from './validators';
@@ -97,8 +97,8 @@ export function createInspectorRoutes(deps: AppDeps): RouteGroup {
         statuses: { 409: 'a sweep is already running' },
       },
       async ({ res, principal, req }) => {
-        const started = await startWorkflow<Parameters<typeof healthSweepWorkflow>>(deps, res, {
-          workflowType: 'healthSweepWorkflow',
+        const started = await startWorkflow(deps, res, {
+          workflow: healthSweepWorkflow,
           workflowId: 'health-sweep',
           args: [{}],
           location: '/api/sessionhealth/board',

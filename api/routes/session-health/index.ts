@@ -6,7 +6,7 @@ import { applyGate, lockSession, readGate, readGates } from '../../../activities
 import type { Prisma } from '../../../generated/prisma/client';
 import type { AppDeps } from '../../deps';
 import { RouteGroup, uuidParams } from '../../http/route-group';
-import type { sessionHealthWorkflow } from '../../../workflows/session-health';
+import { sessionHealthWorkflow } from '../../../workflows/session-health';
 import { findSession, gateOut, healthRowOut, sessionOut } from '../../http/session-reads';
 import { startWorkflow } from '../../http/start-workflow';
 import { BoardQuery, HealthOverrideIn, TrendsQuery } from './validators';
@@ -253,8 +253,8 @@ export function createSessionHealthRoutes(deps: AppDeps): RouteGroup {
       },
       async ({ params, res, principal, req }) => {
         const session = await findSession(db, params.session_id);
-        const started = await startWorkflow<Parameters<typeof sessionHealthWorkflow>>(deps, res, {
-          workflowType: 'sessionHealthWorkflow',
+        const started = await startWorkflow(deps, res, {
+          workflow: sessionHealthWorkflow,
           workflowId: `health-${session.id}`,
           args: [{ sessionId: session.id }],
           location: `/api/sessionhealth/session/${session.id}`,

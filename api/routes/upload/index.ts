@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Response } from 'express';
 import { advanceUpload, uploadHashWorkflowId, type UploadHashInput } from '../../../activities/upload';
+import { uploadHashWorkflow } from '../../../workflows/upload';
 import type { Upload } from '../../../generated/prisma/client';
 import { recordAudit } from '../../../activities/audit';
 import { isMissingObject } from '../../../activities/inspector/frame-objects';
@@ -47,7 +48,7 @@ export function createUploadRoutes(deps: AppDeps): RouteGroup {
   const startHashing = async (uploadId: string): Promise<void> => {
     const input: UploadHashInput = { uploadId };
     try {
-      await deps.temporal.client.workflow.start('uploadHashWorkflow', {
+      await deps.temporal.client.workflow.start(uploadHashWorkflow, {
         taskQueue: config.temporal.cpuTaskQueue,
         workflowId: uploadHashWorkflowId(uploadId),
         args: [input],
