@@ -21,7 +21,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', 'web/src/**/*.tsx'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -83,6 +83,23 @@ export default tseslint.config(
               group: ['**/activities', '**/activities/**'],
               allowTypeImports: true,
               message: 'workflows import activities by type only (proxyActivities<typeof activities>)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The UI talks to the platform only over HTTP: nothing from the server's folders is bundled into it.
+    files: ['web/src/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./){2,}',
+              message: 'web/src imports only web/src and packages (README, Architecture)',
             },
           ],
         },

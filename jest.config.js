@@ -16,6 +16,7 @@ module.exports = {
         '<rootDir>/api',
         '<rootDir>/activities',
         '<rootDir>/workflows',
+        '<rootDir>/web',
         '<rootDir>/canlab',
       ],
       testMatch: ['**/*.test.ts'],

@@ -32,6 +32,7 @@ import { createFusionBoardRoutes } from './routes/fusion/board';
 import { createFusionThresholdRoutes } from './routes/fusion/thresholds';
 import { createGovernControlRoutes } from './routes/govern/control';
 import { createAgentRunRoutes } from './routes/agent';
+import { serveWebUi } from './http/web-ui';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
 export function createRouteGroups(deps: AppDeps): RouteGroup[] {
@@ -147,6 +148,7 @@ export function createApp(deps: AppDeps): PlatformApp {
       next(err);
     }
   });
+  app.use(serveWebUi({ dir: deps.config.http.webDir, devLogin: deps.config.env === 'local' }));
   app.use((req, res) => sendProblem(res, { status: 404, detail: `no route ${req.method} ${req.path}` }));
   app.use(errorHandler(deps.logger));
   return { app, routes };

@@ -37,6 +37,7 @@ export async function createAppDeps(config: AppConfig, logger: Logger): Promise<
       secret: config.auth.tokenSecret,
       issuer: config.auth.issuer,
       ttlHours: config.auth.tokenTtlHours,
+      mediaTtlMinutes: config.auth.mediaTokenTtlMinutes,
     }),
     limiter: createRateLimiter(db, {
       api: { max: config.rateLimit.apiMax, windowSeconds: config.rateLimit.apiWindowSeconds },

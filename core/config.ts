@@ -40,6 +40,8 @@ export const ConfigSchema = z.object({
       publicUrl: z.string().optional(),
       /** Body size limit for JSON requests. */
       jsonLimit: z.string().default('5mb'),
+      /** The built reviewer UI served at `/` (npm run build:web; docs/web.md). */
+      webDir: z.string().default(path.resolve(__dirname, '../web/dist')),
     })
     .prefault({}),
   log: z
@@ -81,6 +83,11 @@ export const ConfigSchema = z.object({
     .object({
       tokenSecret: z.string().min(16).default(BUILT_IN_SECRETS['auth.tokenSecret']),
       tokenTtlHours: num.positive().default(12),
+      /** Lifetime of a media token (POST /api/auth/media-token): reads frame images and crops only. */
+      mediaTokenTtlMinutes: num
+        .positive()
+        .max(24 * 60)
+        .default(15),
       issuer: z.string().default('drivelab'),
     })
     .prefault({}),

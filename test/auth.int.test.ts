@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createTokenIssuer } from '../api/auth/tokens';
-import { startTestApi, type TestApi } from '../testkit/api';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
+import { createFrame } from '../testkit/annotations';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { testConfig } from '../testkit/stack';
 
@@ -315,5 +316,45 @@ describe('dev-login in a local environment', () => {
     } finally {
       await local.close();
     }
+  });
+});
+
+describe('media tokens (POST /api/auth/media-token)', () => {
+  it('read frame images and crops from the query string, and nothing else, until the user is revoked', async () => {
+    const admin = await createUserWithToken(api.deps, 'admin');
+    const reviewer = await createUserWithToken(api.deps, 'reviewer');
+    const { frame } = await createFrame(api.deps);
+    const object = await api.deps.db.annoObject.create({
+      data: { frameId: frame.id, bbox: [100, 100, 200, 200], classId: 1, source: 'human', state: 'accepted' },
+    });
+    const minted = await api.call('POST', '/api/auth/media-token', { token: reviewer.token });
+    expect(minted.status).toBe(200);
+    expect(minted.body).toMatchObject({ token_type: 'media', media_token: expect.any(String) });
+    expect(Date.parse(minted.body.expires_at) - Date.now()).toBeLessThanOrEqual(15 * 60_000);
+    const media = encodeURIComponent(minted.body.media_token);
+
+    const crop = await fetch(`${api.url}/api/objects/${object.id}/crop?media_token=${media}&pad=0.1`);
+    expect(crop.status).toBe(200);
+    expect(crop.headers.get('content-type')).toBe('image/jpeg');
+    const image = await fetch(
+      `${api.url}/api/frames/${frame.id}/image?variant=original&media_token=${media}`,
+    );
+    expect(image.status).toBe(200);
+
+    // Anywhere else it is refused, in the query string or as a bearer token.
+    for (const attempt of [
+      api.call('GET', `/api/users/me?media_token=${media}`),
+      api.call('GET', '/api/users/me', { token: minted.body.media_token }),
+      api.call('GET', `/api/objects/${object.id}`, { token: minted.body.media_token }),
+      api.call('POST', '/api/auth/media-token', { token: minted.body.media_token }),
+      api.call('GET', `/api/events/jobs?token=${media}`),
+    ]) {
+      const res = await attempt;
+      expect(res.status).toBe(401);
+      expect(res.body.detail).toMatch(/media token reads only frame images and object crops/);
+    }
+    // Revoking the user's tokens revokes their media tokens too.
+    await api.call('POST', `/api/users/${reviewer.userId}/revoke-tokens`, { token: admin.token });
+    expect((await fetch(`${api.url}/api/objects/${object.id}/crop?media_token=${media}`)).status).toBe(401);
   });
 });

@@ -27,6 +27,7 @@ interface QueueRow {
   bbox: number[];
   class_count: bigint;
   total: bigint;
+  paths: unknown;
   score: number;
 }
 
@@ -51,6 +52,7 @@ export async function reviewQueue(db: Db, f: QueueFilter) {
          q AS (
            SELECT o.id::text, o.frame_id::text, fr.session_id::text, o.class_id, c.name AS class_name, c.l1, o.conf,
                   o.state, o.source, o.version, o.bbox, d.n AS class_count, t.n AS total,
+                  (SELECT p.paths FROM provenance p WHERE p.object_id = o.id ORDER BY p.created_at DESC LIMIT 1) AS paths,
                   (CASE WHEN o.conf IS NULL THEN 1.0 ELSE 1.0 - abs(2.0 * least(1.0, greatest(0.0, o.conf)) - 1.0) END)
                   * (ln(1.0 + t.n::float8 / d.n::float8) / ln(1.0 + t.n::float8)) AS score
            FROM objects o
@@ -77,6 +79,8 @@ export async function reviewQueue(db: Db, f: QueueFilter) {
     score: r.score,
     uncertainty: uncertainty(r.conf),
     rarity: rarity(Number(r.class_count), Number(r.total)),
+    /** The detection paths that proposed it (from its provenance); null for an object drawn by a person. */
+    paths: Array.isArray(r.paths) ? (r.paths as string[]) : null,
   }));
   const last = items[items.length - 1];
   return {

@@ -6,14 +6,30 @@ import type { RateLimiter } from '../rate-limit';
 import { roleAtLeast, type Principal, type Role } from './principal';
 import type { TokenIssuer } from './tokens';
 
-/** Reads the bearer token; `?token=` only where the route allows it (the four GET event streams). */
-export function tokenFromRequest(req: Request, allowQueryToken: boolean): string {
+/** Where a route may take its token from, besides the Authorization header. */
+export interface TokenSources {
+  /** `?token=`: the GET event streams (EventSource cannot set headers). */
+  allowQueryToken: boolean;
+  /** `?media_token=` and media-scoped tokens: GET of frame images and object crops. */
+  allowMediaToken?: boolean;
+}
+
+const MEDIA_ONLY = 'a media token reads only frame images and object crops';
+
+/** Reads the bearer token; `?token=` and `?media_token=` only where the route allows them. */
+export function tokenFromRequest(req: Request, sources: TokenSources): string {
   const header = req.headers.authorization;
   if (header) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new NotAuthenticatedError('Authorization header must be "Bearer <token>"');
     return match[1]!;
   }
+  const media = req.query.media_token;
+  if (media !== undefined) {
+    if (!sources.allowMediaToken) throw new NotAuthenticatedError(MEDIA_ONLY);
+    if (typeof media === 'string' && media) return media;
+  }
+  const allowQueryToken = sources.allowQueryToken;
   const fromQuery = req.query.token;
   if (fromQuery !== undefined) {
     if (!allowQueryToken) {
@@ -27,8 +43,14 @@ export function tokenFromRequest(req: Request, allowQueryToken: boolean): string
 }
 
 /** Resolves a token to a live principal: the user must exist, be enabled and hold the same token_version. */
-export async function principalFromToken(db: Db, tokens: TokenIssuer, token: string): Promise<Principal> {
+export async function principalFromToken(
+  db: Db,
+  tokens: TokenIssuer,
+  token: string,
+  opts: { allowMediaToken?: boolean } = {},
+): Promise<Principal> {
   const claims = await tokens.verify(token);
+  if (claims.scope === 'media' && !opts.allowMediaToken) throw new NotAuthenticatedError(MEDIA_ONLY);
   const user = await db.user.findUnique({
     where: { id: claims.userId },
     select: { id: true, email: true, role: true, tokenVersion: true, disabledAt: true },
@@ -47,12 +69,10 @@ export async function principalFromToken(db: Db, tokens: TokenIssuer, token: str
 
 export function createRouteGuards(deps: { db: Db; tokens: TokenIssuer; limiter: RateLimiter }): RouteGuards {
   return {
-    async authenticate(req, { allowQueryToken }) {
-      const principal = await principalFromToken(
-        deps.db,
-        deps.tokens,
-        tokenFromRequest(req, allowQueryToken),
-      );
+    async authenticate(req, sources) {
+      const principal = await principalFromToken(deps.db, deps.tokens, tokenFromRequest(req, sources), {
+        allowMediaToken: sources.allowMediaToken,
+      });
       req.log?.setBindings?.({ user_id: principal.userId });
       return principal;
     },

@@ -12,6 +12,17 @@ describe('token issuer', () => {
     await expect(issuer.verify(token)).resolves.toMatchObject({ userId: 'u-1', tokenVersion: 3, expiresAt });
   });
 
+  it('issues media tokens with their own scope and a short lifetime', async () => {
+    const now = new Date('2026-11-22T10:00:00Z');
+    const issuer = createTokenIssuer({ ...opts, mediaTtlMinutes: 15, now: () => now });
+    const media = await issuer.issueMedia('u-1', 3);
+    expect(media.expiresAt.toISOString()).toBe('2026-11-22T10:15:00.000Z');
+    await expect(issuer.verify(media.token)).resolves.toMatchObject({ userId: 'u-1', scope: 'media' });
+    await expect(issuer.verify((await issuer.issue('u-1', 3)).token)).resolves.toMatchObject({
+      scope: 'api',
+    });
+  });
+
   it('rejects expired, tampered and foreign tokens', async () => {
     let now = new Date('2026-11-22T10:00:00Z');
     const issuer = createTokenIssuer({ ...opts, now: () => now });

@@ -7,15 +7,21 @@ import { NotAuthenticatedError } from '../../core/errors';
  * Role is not trusted from the token: it is read from the user row on every request, so a role
  * change or a revoke (token_version bump) takes effect at once. Format documented in docs/api.md.
  */
+/** `api`: a bearer token for every route its role allows. `media`: reads frame images and crops only. */
+export type TokenScope = 'api' | 'media';
+
 export interface TokenClaims {
   userId: string;
   tokenVersion: number;
   tokenId: string;
   expiresAt: Date;
+  scope: TokenScope;
 }
 
 export interface TokenIssuer {
   issue(userId: string, tokenVersion: number): Promise<{ token: string; expiresAt: Date }>;
+  /** A short-lived token scoped to reading frame images and object crops (so `<img>` needs no header). */
+  issueMedia(userId: string, tokenVersion: number): Promise<{ token: string; expiresAt: Date }>;
   verify(token: string): Promise<TokenClaims>;
 }
 
@@ -23,24 +29,28 @@ export function createTokenIssuer(opts: {
   secret: string;
   issuer: string;
   ttlHours: number;
+  mediaTtlMinutes?: number;
   now?: () => Date;
 }): TokenIssuer {
   const key = new TextEncoder().encode(opts.secret);
   const now = opts.now ?? (() => new Date());
+  const sign = async (userId: string, tokenVersion: number, ttlSeconds: number, scope: TokenScope) => {
+    const issuedAt = Math.floor(now().getTime() / 1000);
+    const exp = issuedAt + Math.round(ttlSeconds);
+    const token = await new SignJWT(scope === 'media' ? { tv: tokenVersion, scope } : { tv: tokenVersion })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(userId)
+      .setIssuer(opts.issuer)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(exp)
+      .setJti(randomUUID())
+      .sign(key);
+    return { token, expiresAt: new Date(exp * 1000) };
+  };
   return {
-    async issue(userId, tokenVersion) {
-      const issuedAt = Math.floor(now().getTime() / 1000);
-      const exp = issuedAt + Math.round(opts.ttlHours * 3600);
-      const token = await new SignJWT({ tv: tokenVersion })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setSubject(userId)
-        .setIssuer(opts.issuer)
-        .setIssuedAt(issuedAt)
-        .setExpirationTime(exp)
-        .setJti(randomUUID())
-        .sign(key);
-      return { token, expiresAt: new Date(exp * 1000) };
-    },
+    issue: (userId, tokenVersion) => sign(userId, tokenVersion, opts.ttlHours * 3600, 'api'),
+    issueMedia: (userId, tokenVersion) =>
+      sign(userId, tokenVersion, (opts.mediaTtlMinutes ?? 15) * 60, 'media'),
     async verify(token) {
       try {
         const { payload } = await jwtVerify(token, key, {
@@ -60,6 +70,7 @@ export function createTokenIssuer(opts: {
           tokenVersion: payload.tv,
           tokenId: payload.jti ?? '',
           expiresAt: new Date(payload.exp * 1000),
+          scope: payload.scope === 'media' ? 'media' : 'api',
         };
       } catch (err) {
         if (err instanceof NotAuthenticatedError) throw err;

@@ -100,6 +100,15 @@ export function buildOpenApi(routes: DeclaredRoute[], info: { title: string; ver
         description: 'bearer token, for EventSource clients',
       });
     }
+    if (spec.mediaToken) {
+      (operation.parameters as unknown[]).push({
+        name: 'media_token',
+        in: 'query',
+        required: false,
+        schema: { type: 'string' },
+        description: 'a media token (POST /api/auth/media-token), for <img> and canvas loads',
+      });
+    }
     if (spec.body) {
       schemas[spec.body.name] = z.toJSONSchema(spec.body.schema, {
         io: 'input',

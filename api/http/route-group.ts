@@ -2,6 +2,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import { z } from 'zod';
 import { InputError } from '../../core/errors';
 import type { Principal, Role } from '../auth/principal';
+import type { TokenSources } from '../auth/guards';
 
 /**
  * A route group of spec/routes.tsv, declared as data: the same declaration registers the Express
@@ -33,6 +34,8 @@ export interface RouteSpec {
   params?: PathParams;
   /** Event streams may take the token from `?token=` (spec Authentication 6); no other route can. */
   streamToken?: boolean;
+  /** Frame images and crops also take a media token (`?media_token=` or bearer), which no other route accepts. */
+  mediaToken?: boolean;
   /** Status of a successful answer when not 200 (201 for a create, 202 for a started workflow). */
   successStatus?: number;
   /** A response schema when the route declares one, for OpenAPI. */
@@ -82,7 +85,7 @@ export interface DeclaredRoute {
 
 /** Hooks the app supplies: resolving the caller and enforcing per-principal rate limits. */
 export interface RouteGuards {
-  authenticate(req: Request, opts: { allowQueryToken: boolean }): Promise<Principal>;
+  authenticate(req: Request, sources: TokenSources): Promise<Principal>;
   authorize(principal: Principal, access: Role): void;
   limit(req: Request, principal: Principal | undefined): Promise<void>;
   /** True while no user exists. */
@@ -147,12 +150,13 @@ function checkDeclaration(method: Method, path: string, spec: RouteSpec): void {
 export async function passRouteGate(
   guards: RouteGuards,
   req: Request,
-  spec: Pick<RouteSpec, 'access' | 'streamToken'>,
+  spec: Pick<RouteSpec, 'access' | 'streamToken' | 'mediaToken'>,
 ): Promise<Principal | undefined> {
   if (spec.access === 'public') return undefined;
   if (spec.access === 'bootstrap' && (await guards.bootstrapOpen())) return undefined;
   const principal = await guards.authenticate(req, {
     allowQueryToken: Boolean(spec.streamToken) && req.method === 'GET',
+    allowMediaToken: Boolean(spec.mediaToken) && (req.method === 'GET' || req.method === 'HEAD'),
   });
   guards.authorize(principal, spec.access === 'bootstrap' ? 'admin' : spec.access);
   return principal;
@@ -207,7 +211,11 @@ export class RouteGroup {
           await guards.limit(req, principal);
           const params = spec.params ? parseOrThrow(spec.params, req.params, 'path') : {};
           const body = spec.body ? parseOrThrow(spec.body.schema, req.body ?? {}, 'body') : undefined;
-          const query = spec.query ? parseOrThrow(spec.query, req.query, 'query') : undefined;
+          // The media token is the gate's, not the route's own query.
+          const { media_token: _mediaToken, ...ownQuery } = req.query;
+          const query = spec.query
+            ? parseOrThrow(spec.query, spec.mediaToken ? ownQuery : req.query, 'query')
+            : undefined;
           const result = await handler({
             req,
             res,

@@ -9,7 +9,7 @@ export function createEventStreamRoutes(deps: AppDeps): RouteGroup {
       '/api/events/jobs',
       {
         summary:
-          'Server-sent job events with heartbeats: ingest.* (queued, started, progress, completed, failed), upload.* (progress, hashed, failed), autolabel.* (started, progress, completed, failed), control.seed.* (started, progress, completed, failed)',
+          'Server-sent job events with heartbeats: ingest.* (queued, started, progress, completed, failed), upload.* (progress, hashed, failed), autolabel.* (started, progress, completed, failed), control.seed.* (started, progress, completed, failed), agent.run.* (started, progress, completed, failed, reverted, revert_failed)',
         access: 'annotator',
         streamToken: true,
         respondsItself: { contentType: 'text/event-stream' },

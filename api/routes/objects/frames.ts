@@ -73,6 +73,7 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
         access: 'annotator',
         params: uuidParams('frame_id'),
         query: ImageQuery,
+        mediaToken: true,
         statuses: {
           403: 'the original asked for by a role that sees only redacted frames',
           404: 'no such frame, or its image is gone from storage',

@@ -153,6 +153,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         access: 'annotator',
         params: uuidParams('object_id'),
         query: CropQuery,
+        mediaToken: true,
         statuses: { 404: 'no such object or frame image' },
         respondsItself: { contentType: 'image/jpeg' },
       },

@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { buildWeb } from '../web/build';
+import { REPO_ROOT } from './stack';
+
+/** Debian's Chromium, which `infra/stack.sh up` installs; a machine without it fails, never skips. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Where a failing UI test leaves its screenshot. */
+export const SCREENSHOTS = path.join(REPO_ROOT, 'test-results', 'screenshots');
+
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: install it with apt-get install chromium (infra/stack.sh up does)`,
+    );
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** The UI built afresh into a temporary folder, for an API under test to serve (APP_HTTP__WEB_DIR). */
+export async function buildWebForTest(): Promise<string> {
+  return buildWeb({ outDir: fs.mkdtempSync(path.join(os.tmpdir(), 'drivelab-web-')) });
+}
+
+/** A browser page that keeps what the page logs and throws, for a failing test to show. */
+export type TestPage = Page & { problems: string[] };
+
+export async function openPage(context: BrowserContext): Promise<TestPage> {
+  const page = (await context.newPage()) as TestPage;
+  page.problems = [];
+  page.on('pageerror', (err) => page.problems.push(`page error: ${err.message}`));
+  page.on('console', (m) => {
+    // A 4xx the app handled is logged by Chromium itself as a failed load; it is no page problem.
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource'))
+      page.problems.push(`console: ${m.text()}`);
+  });
+  return page;
+}
+
+/**
+ * Runs a UI test's steps; when one fails, a full-page screenshot named after the test is written
+ * to test-results/screenshots and its path (with the page's own errors) joins the failure. With
+ * UI_SCREENSHOTS=1 every test leaves one, for a person to look at what the tests saw.
+ */
+export async function withScreenshotOnFailure(
+  page: Page & { problems?: string[] },
+  name: string,
+  steps: () => Promise<void>,
+): Promise<void> {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  const file = path.join(SCREENSHOTS, `${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.png`);
+  try {
+    await steps();
+    if (process.env.UI_SCREENSHOTS === '1') await page.screenshot({ path: file, fullPage: true });
+  } catch (err) {
+    await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
+    const problems = page.problems?.length ? `\npage problems:\n${page.problems.join('\n')}` : '';
+    (err as Error).message += `\nscreenshot: ${file}${problems}`;
+    throw err;
+  }
+}
+
+/**
+ * Retries an assertion about the page until it holds or the time is up (the page renders
+ * asynchronously); the last failure is the one reported.
+ */
+export async function eventually(assertion: () => Promise<void> | void, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await assertion();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
