@@ -1,52 +1,32 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { createUserWithToken, useApiForFile } from '../testkit/api';
+import type { BrowserContext } from 'playwright-core';
+import { createUserWithToken } from '../testkit/api';
 import { createFrame } from '../testkit/annotations';
 import {
   eventually,
-  launchChromium,
   openPage,
+  signedInContext,
+  useWebUiForFile,
   withScreenshotOnFailure,
   type TestPage,
 } from '../testkit/browser';
-import { buildWeb } from '../web/build';
 
 /**
  * Keyboard rapid review in Debian's Chromium against the real API, PostgreSQL and MinIO: every key
  * binding, checked on the page (what is painted, what the panel says) and in the database.
  */
-const webDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivelab-web-'));
-beforeAll(() => buildWeb({ outDir: webDir }), 60_000);
-const ctx = useApiForFile({ APP_HTTP__WEB_DIR: webDir });
+const ctx = useWebUiForFile();
 
-let browser: Browser;
 let context: BrowserContext;
 let reviewer: Awaited<ReturnType<typeof createUserWithToken>>;
 
 beforeAll(async () => {
-  browser = await launchChromium();
   reviewer = await createUserWithToken(ctx.api.deps, 'reviewer');
 }, 60_000);
 beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  // Signed in as the reviewer, the way the sign-in page leaves the browser.
-  const session = {
-    token: reviewer.token,
-    expiresAt: new Date(Date.now() + 3600_000).toISOString(),
-    user: { id: reviewer.userId, email: reviewer.email, name: 'Rita', role: 'reviewer' },
-  };
-  await context.addInitScript({
-    content: `localStorage.setItem('drivelab.session', ${JSON.stringify(JSON.stringify(session))});`,
-  });
+  context = await signedInContext(ctx.browser, { ...reviewer, role: 'reviewer' });
 });
 afterEach(async () => {
   await context?.close();
-});
-afterAll(async () => {
-  await browser?.close();
-  fs.rmSync(webDir, { recursive: true, force: true });
 });
 
 /**
@@ -83,7 +63,7 @@ async function makeQueue(frames = 3, perFrame = 2) {
   return { sessionId: sessionId!, ids, frameIds };
 }
 
-const at = (p: string) => `${ctx.api.url}${p}`;
+const at = (p: string) => ctx.at(p);
 const painted = (page: TestPage) => page.locator('canvas.frame-canvas').getAttribute('data-painted');
 const objectRow = (id: string) =>
   ctx.api.deps.db.annoObject.findUniqueOrThrow({ where: { id }, include: { class: true } });

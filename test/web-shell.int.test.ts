@@ -1,12 +1,7 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { hashPassword } from '../api/auth/passwords';
-import { useApiForFile } from '../testkit/api';
 import { createFrame } from '../testkit/annotations';
-import { eventually, launchChromium, openPage, withScreenshotOnFailure } from '../testkit/browser';
-import { buildWeb } from '../web/build';
+import { eventually, openPage, useWebUiForFile, withScreenshotOnFailure } from '../testkit/browser';
 
 /**
  * The reviewer UI's shell and review queue in Debian's Chromium against the real API and
@@ -14,11 +9,8 @@ import { buildWeb } from '../web/build';
  * sign-out, an ended session sent back to sign-in, the queue's filters, rank reasons, infinite
  * scroll, readable errors and the live notice from the jobs stream.
  */
-const webDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivelab-web-'));
-beforeAll(() => buildWeb({ outDir: webDir }), 60_000);
-const ctx = useApiForFile({ APP_HTTP__WEB_DIR: webDir, APP_ENV: 'local' });
+const ctx = useWebUiForFile({ APP_ENV: 'local' });
 
-let browser: Browser;
 let context: BrowserContext;
 const PASSWORD = 'correct horse battery staple';
 let reviewer: { email: string };
@@ -26,7 +18,6 @@ let sessionId: string;
 let otherSessionId: string;
 
 beforeAll(async () => {
-  browser = await launchChromium();
   const { db } = ctx.api.deps;
   const user = await db.user.create({
     data: {
@@ -68,17 +59,13 @@ beforeAll(async () => {
 }, 60_000);
 
 beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  context = await ctx.browser.newContext({ viewport: { width: 1280, height: 800 } });
 });
 afterEach(async () => {
   await context?.close();
 });
-afterAll(async () => {
-  await browser?.close();
-  fs.rmSync(webDir, { recursive: true, force: true });
-});
 
-const at = (p: string) => `${ctx.api.url}${p}`;
+const at = (p: string) => ctx.at(p);
 
 async function signIn(page: Awaited<ReturnType<typeof openPage>>, email: string, password: string) {
   await page.getByLabel('E-mail').fill(email);

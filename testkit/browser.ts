@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildWeb } from '../web/build';
+import { useApiForFile, type ApiForFile } from './api';
 import { REPO_ROOT } from './stack';
 
 /** Debian's Chromium, which `infra/stack.sh up` installs; a machine without it fails, never skips. */
@@ -30,9 +31,29 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-/** The UI built afresh into a temporary folder, for an API under test to serve (APP_HTTP__WEB_DIR). */
-export async function buildWebForTest(): Promise<string> {
-  return buildWeb({ outDir: fs.mkdtempSync(path.join(os.tmpdir(), 'drivelab-web-')) });
+export interface WebUiForFile extends ApiForFile {
+  browser: Browser;
+  /** An absolute URL of the UI under test. */
+  at(pathAndQuery: string): string;
+}
+
+/**
+ * For the calling test file: the UI built afresh into a temporary folder, the real API serving it
+ * on a fresh database (useApiForFile), and Chromium; all closed and removed after the file.
+ */
+export function useWebUiForFile(env: Record<string, string> = {}): WebUiForFile {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drivelab-web-'));
+  beforeAll(() => buildWeb({ outDir: dir }), 60_000);
+  const ctx = useApiForFile({ APP_HTTP__WEB_DIR: dir, ...env }) as WebUiForFile;
+  ctx.at = (p) => `${ctx.api.url}${p}`;
+  beforeAll(async () => {
+    ctx.browser = await launchChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await ctx.browser?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return ctx;
 }
 
 /** A browser page that keeps what the page logs and throws, for a failing test to show. */
@@ -88,4 +109,24 @@ export async function eventually(assertion: () => Promise<void> | void, timeoutM
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+}
+
+/**
+ * A browser context already signed in as `user`, the way the sign-in page leaves the browser (the
+ * session in localStorage), for tests about what comes after signing in.
+ */
+export async function signedInContext(
+  browser: Browser,
+  user: { token: string; userId: string; email: string; role: 'annotator' | 'reviewer' | 'admin' },
+): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const session = {
+    token: user.token,
+    expiresAt: new Date(Date.now() + 3600_000).toISOString(),
+    user: { id: user.userId, email: user.email, name: `${user.role} in a test`, role: user.role },
+  };
+  await context.addInitScript({
+    content: `localStorage.setItem('drivelab.session', ${JSON.stringify(JSON.stringify(session))});`,
+  });
+  return context;
 }

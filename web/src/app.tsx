@@ -3,6 +3,7 @@ import type { ApiClient, Session, User } from './api';
 import { Ctx } from './context';
 import { here, navigate, useLocation } from './router';
 import { Shell } from './components/shell';
+import { GridView } from './views/grid';
 import { QueueView } from './views/queue';
 import { ReviewView } from './views/review';
 import { SignInView } from './views/signin';
@@ -68,6 +69,7 @@ export function App({ api }: { api: ApiClient }) {
 function route(path: string) {
   if (path === '/queue') return <QueueView />;
   if (path === '/review') return <ReviewView />;
+  if (path === '/grid') return <GridView />;
   return (
     <main class="page">
       <h1>Nothing here</h1>

@@ -24,6 +24,7 @@ export function Shell({ children }: { children: ComponentChildren }) {
         <nav>
           {link('/queue', 'Review queue')}
           {link('/review', 'Keyboard review')}
+          {link('/grid', 'Crop grid')}
         </nav>
         <span class="who" data-testid="who">
           {session.user.name ?? session.user.email}

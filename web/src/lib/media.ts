@@ -19,7 +19,8 @@ export class MediaUrls {
 
   constructor(private api: ApiClient) {}
 
-  private async current(): Promise<string> {
+  /** The current media token, renewed when it nears its expiry. */
+  async current(): Promise<string> {
     if (this.token && Date.parse(this.token.expires_at) - Date.now() > AHEAD_MS)
       return this.token.media_token;
     this.pending ??= this.api.post<MediaToken>('/api/auth/media-token').finally(() => (this.pending = null));
@@ -34,10 +35,13 @@ export class MediaUrls {
   }
 
   async crop(objectId: string, size: number): Promise<string> {
-    const q = new URLSearchParams({ media_token: await this.current(), size: String(size) });
-    return `/api/objects/${objectId}/crop?${q}`;
+    return cropUrl(await this.current(), objectId, size);
   }
 }
+
+/** A crop's URL for a token already in hand (a grid builds hundreds of them per render). */
+export const cropUrl = (token: string, objectId: string, size: number): string =>
+  `/api/objects/${objectId}/crop?${new URLSearchParams({ media_token: token, size: String(size) })}`;
 
 /** Loads an image fully (decoded), so painting it never waits. */
 export async function loadImage(url: string, signal?: AbortSignal): Promise<HTMLImageElement> {

@@ -91,6 +91,18 @@ export function QueueView() {
     <main class="page queue">
       <div class="title-row">
         <h1>Review queue</h1>
+        {filters.class_name && (
+          <a
+            class="button quiet"
+            href={withQuery('/grid', filters)}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(withQuery('/grid', filters));
+            }}
+          >
+            Crop grid of {filters.class_name}
+          </a>
+        )}
         <a
           class="button"
           href={withQuery('/review', filters)}
