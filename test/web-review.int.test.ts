@@ -5,6 +5,7 @@ import {
   eventually,
   openPage,
   signedInContext,
+  snapshot,
   useWebUiForFile,
   withScreenshotOnFailure,
   type TestPage,
@@ -204,23 +205,101 @@ it('? lists every binding, and Esc closes the list', async () => {
   });
 });
 
-it('a decision on an object a colleague changed meanwhile is refused and says so; nothing is overwritten', async () => {
-  const q = await makeQueue(1, 2);
-  const page = await openPage(context);
-  await withScreenshotOnFailure(page, 'review conflict', async () => {
-    await openReview(page, q.sessionId);
-    await expectShown(page, q.ids[0]!, '1 / 2');
-    const colleague = await ctx.api.call('POST', `/api/objects/${q.ids[0]}/review`, {
-      token: ctx.token.reviewer,
-      body: { action: 'reject' },
+describe('two reviewers on one object', () => {
+  let colleague: Awaited<ReturnType<typeof createUserWithToken>>;
+  beforeAll(async () => {
+    colleague = await createUserWithToken(ctx.api.deps, 'reviewer');
+  });
+
+  /** The colleague relabels the first object as a bus in their own browser while we look at it too. */
+  async function collide(testName: string, key: '1' | '2' | '3') {
+    const q = await makeQueue(1, 2);
+    const theirs = await signedInContext(ctx.browser, { ...colleague, role: 'reviewer' });
+    const page = await openPage(context);
+    const other = await openPage(theirs);
+    try {
+      await withScreenshotOnFailure(page, testName, async () => {
+        await openReview(page, q.sessionId);
+        await expectShown(page, q.ids[0]!, '1 / 2');
+        await openReview(other, q.sessionId);
+        await expectShown(other, q.ids[0]!, '1 / 2');
+        await other.keyboard.press('c');
+        await other.keyboard.type('bus');
+        await other.keyboard.press('Enter');
+        await expectShown(other, q.ids[1]!, '2 / 2');
+        await eventually(async () => expect((await objectRow(q.ids[0]!)).class.name).toBe('bus'));
+
+        await page.keyboard.press('r');
+        const dialog = page.getByRole('dialog', { name: 'Someone else changed this object' });
+        await dialog.waitFor();
+        expect(await dialog.getByRole('region', { name: 'Yours' }).innerText()).toMatch(
+          /reject[\s\S]*rejected[\s\S]*car/,
+        );
+        expect(await dialog.getByRole('region', { name: 'Theirs' }).innerText()).toMatch(
+          /human[\s\S]*accepted[\s\S]*bus[\s\S]*2/,
+        );
+        await snapshot(page, `${testName} dialog`);
+        // Nothing was overwritten before the choice.
+        expect(await objectRow(q.ids[0]!)).toMatchObject({ state: 'accepted', version: 2 });
+        await page.keyboard.press(key);
+        await dialog.waitFor({ state: 'detached' });
+        await expectShown(page, q.ids[1]!, '2 / 2');
+      });
+    } finally {
+      await theirs.close();
+    }
+    return objectRow(q.ids[0]!);
+  }
+
+  it('1 keeps mine: my decision and the class I saw', async () => {
+    expect(await collide('conflict keep mine', '1')).toMatchObject({
+      state: 'rejected',
+      class: { name: 'car' },
+      version: 3,
     });
-    expect(colleague.status).toBe(200);
+  });
+
+  it('2 takes theirs and writes nothing', async () => {
+    expect(await collide('conflict take theirs', '2')).toMatchObject({
+      state: 'accepted',
+      class: { name: 'bus' },
+      version: 2,
+    });
+  });
+
+  it('3 merges: my decision on their version', async () => {
+    expect(await collide('conflict merge', '3')).toMatchObject({
+      state: 'rejected',
+      class: { name: 'bus' },
+      version: 3,
+    });
+  });
+});
+
+it('keeps decisions made while the connection is lost, and sends them in order when it returns', async () => {
+  const q = await makeQueue(1, 3);
+  const page = await openPage(context);
+  await withScreenshotOnFailure(page, 'review offline', async () => {
+    await openReview(page, q.sessionId);
+    await expectShown(page, q.ids[0]!, '1 / 3');
+    await context.setOffline(true);
     await page.keyboard.press('a');
+    await expectShown(page, q.ids[1]!, '2 / 3');
+    await page.keyboard.press('r');
+    await expectShown(page, q.ids[2]!, '3 / 3');
     await eventually(async () =>
-      expect(await page.getByRole('alert').innerText()).toMatch(/Someone else changed this object/),
+      expect(await page.getByRole('status').innerText()).toMatch(/2 decisions wait to be sent/),
     );
-    expect(await objectRow(q.ids[0]!)).toMatchObject({ state: 'rejected', version: 2 });
-    expect(await painted(page)).toBe(q.ids[0]);
+    await snapshot(page, 'review offline banner');
+    expect((await objectRow(q.ids[0]!)).state).toBe('review');
+    await context.setOffline(false);
+    await eventually(async () => {
+      expect((await objectRow(q.ids[0]!)).state).toBe('accepted');
+      expect((await objectRow(q.ids[1]!)).state).toBe('rejected');
+    });
+    await page.getByRole('status').waitFor({ state: 'detached' });
+    // Each was sent once: one review apiece.
+    expect(await ctx.api.deps.db.review.count({ where: { objectId: { in: q.ids.slice(0, 2) } } })).toBe(2);
   });
 });
 

@@ -130,3 +130,12 @@ export async function signedInContext(
   });
   return context;
 }
+
+/** With UI_SCREENSHOTS=1, a screenshot of a moment worth looking at (a dialog open, a state shown). */
+export async function snapshot(page: Page, name: string): Promise<void> {
+  if (process.env.UI_SCREENSHOTS !== '1') return;
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({
+    path: path.join(SCREENSHOTS, `${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.png`),
+  });
+}

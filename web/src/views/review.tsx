@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, readableError } from '../api';
+import { ApiError, OfflineError, readableError } from '../api';
 import { ClassPicker, type OntologyClass } from '../components/class-picker';
 import { Problem } from '../components/problem';
 import { useApp } from '../context';
@@ -24,6 +24,16 @@ interface FrameData {
   image: HTMLImageElement;
 }
 
+/** A decision on its way to the API (kept, in order, while the connection is lost). */
+interface Intent {
+  objectId: string;
+  action: 'accept' | 'reject' | 'relabel';
+  className: string | null;
+  expectedVersion: number;
+  timeSpentMs: number;
+  before: { state: string; class_name: string; attrs: Record<string, unknown> };
+}
+
 /** One decision, kept so it can be undone and redone. */
 interface Decision {
   objectId: string;
@@ -35,6 +45,8 @@ interface Decision {
 }
 
 const PAGE = 200;
+/** How often decisions kept while offline are tried again (and at once when the browser is back online). */
+const RETRY_MS = 2000;
 /** Frames fetched ahead in the direction of travel. */
 const PREFETCH = 4;
 /** Frames kept in memory (images included); the oldest go first. */
@@ -62,6 +74,13 @@ export function ReviewView() {
   const [classes, setClasses] = useState<OntologyClass[]>([]);
   const [undoStack, setUndo] = useState<Decision[]>([]);
   const [redoStack, setRedo] = useState<Decision[]>([]);
+  const [pending, setPending] = useState<Intent[]>(() => loadPending(session.user.id));
+  const [conflict, setConflict] = useState<{
+    intent: Intent;
+    theirs: FrameObject & { class_name: string };
+  } | null>(null);
+  const pendingRef = useRef<Intent[]>(pending);
+  const flushing = useRef(false);
   const canvas = useRef<HTMLCanvasElement>(null);
   const painter = useRef<FramePainter | null>(null);
   const cache = useRef(new Map<string, Promise<FrameData>>());
@@ -209,30 +228,124 @@ export function ReviewView() {
     return o;
   };
 
+  /** Sends one decision; a lost connection keeps it for later, a conflict opens the side-by-side view. */
+  const send = async (intent: Intent): Promise<'sent' | 'kept' | 'conflict'> => {
+    try {
+      const o = await applyReview(intent.objectId, {
+        action: intent.action,
+        class_name: intent.className,
+        expected_version: intent.expectedVersion,
+        time_spent_ms: intent.timeSpentMs,
+      });
+      setUndo((u) => [...u, { ...intent, version: o.version }]);
+      setRedo([]);
+      return 'sent';
+    } catch (err) {
+      if (err instanceof OfflineError) return 'kept';
+      if (err instanceof ApiError && err.status === 409) {
+        const theirs = await api.get<FrameObject & { class_name: string }>(`/api/objects/${intent.objectId}`);
+        // A retry whose first attempt landed (its answer lost with the connection) finds its own result.
+        if (
+          theirs.state === intendedState(intent.action) &&
+          theirs.class_name === (intent.className ?? intent.before.class_name)
+        )
+          return 'sent';
+        setConflict({ intent, theirs });
+        return 'conflict';
+      }
+      throw err;
+    }
+  };
+
   const decide = async (action: Decision['action'], className: string | null = null) => {
-    if (!item || busy) return;
+    if (!item || busy || conflict) return;
     const before = current?.objects.find((o) => o.id === item.object_id);
+    const intent: Intent = {
+      objectId: item.object_id,
+      action,
+      className,
+      expectedVersion: item.version,
+      timeSpentMs: Math.round(performance.now() - shownAt.current),
+      before: { state: item.state, class_name: item.class_name, attrs: before?.attrs ?? {} },
+    };
     setBusy(true);
     setError(null);
     try {
-      const o = await applyReview(item.object_id, {
-        action,
-        class_name: className,
-        expected_version: item.version,
-        time_spent_ms: Math.round(performance.now() - shownAt.current),
-      });
-      setUndo((u) => [
-        ...u,
-        {
-          objectId: item.object_id,
-          action,
-          className,
-          before: { state: item.state, class_name: item.class_name, attrs: before?.attrs ?? {} },
-          version: o.version,
-        },
-      ]);
-      setRedo([]);
-      move(1);
+      if (pending.length) {
+        // Decisions keep their order: behind the ones still waiting for the connection.
+        setPending((p) => [...p, intent]);
+        move(1);
+        return;
+      }
+      const outcome = await send(intent);
+      if (outcome === 'kept') setPending((p) => [...p, intent]);
+      if (outcome !== 'conflict') move(1);
+    } catch (err) {
+      setError(readableError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  /** Sends the decisions a lost connection kept, in order, until one cannot go yet. */
+  const flush = async () => {
+    if (flushing.current || conflict) return;
+    flushing.current = true;
+    try {
+      for (;;) {
+        const next = pendingRef.current[0];
+        if (!next) break;
+        const outcome = await send(next);
+        if (outcome === 'kept') break;
+        setPending((p) => p.slice(1));
+        pendingRef.current = pendingRef.current.slice(1);
+        if (outcome === 'conflict') break;
+      }
+    } catch (err) {
+      setError(readableError(err));
+    } finally {
+      flushing.current = false;
+    }
+  };
+
+  useEffect(() => {
+    pendingRef.current = pending;
+    savePending(session.user.id, pending);
+    if (!pending.length) return;
+    const timer = setInterval(() => void flush(), RETRY_MS);
+    window.addEventListener('online', flush);
+    return () => {
+      clearInterval(timer);
+      window.removeEventListener('online', flush);
+    };
+  }, [pending, conflict]);
+
+  /** The three ways out of a conflict, one key each. */
+  const resolve = async (how: 'mine' | 'theirs' | 'merge') => {
+    if (!conflict || busy) return;
+    const { intent, theirs } = conflict;
+    setBusy(true);
+    try {
+      if (how === 'theirs') {
+        setItems((prev) =>
+          prev.map((i) =>
+            i.object_id === theirs.id
+              ? { ...i, state: theirs.state, class_name: theirs.class_name, version: theirs.version }
+              : i,
+          ),
+        );
+      } else {
+        // Mine: my decision and the class I saw, over their version. Merge: my decision on their version.
+        const o = await applyReview(intent.objectId, {
+          action: how === 'mine' ? 'edit' : intent.action,
+          state: how === 'mine' ? intendedState(intent.action) : null,
+          class_name: how === 'mine' ? (intent.className ?? intent.before.class_name) : intent.className,
+          expected_version: theirs.version,
+        });
+        setUndo((u) => [...u, { ...intent, version: o.version }]);
+      }
+      setConflict(null);
+      if (items[at]?.object_id === intent.objectId) move(1);
     } catch (err) {
       setError(conflictOrReadable(err));
     } finally {
@@ -312,6 +425,14 @@ export function ReviewView() {
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (picking) return;
+      if (conflict) {
+        const how = ({ '1': 'mine', '2': 'theirs', '3': 'merge' } as const)[e.key as '1' | '2' | '3'];
+        if (how) void resolve(how);
+        else if (e.key === 'Escape') setConflict(null);
+        else return;
+        e.preventDefault();
+        return;
+      }
       if (e.key === 'Escape' && help) return setHelp(false);
       const command = commandOf(e);
       if (!command) return;
@@ -395,11 +516,55 @@ export function ReviewView() {
           </dl>
         )}
         <Problem message={error} />
+        {pending.length > 0 && (
+          <div class="offline" role="status">
+            Offline: {pending.length} {pending.length === 1 ? 'decision waits' : 'decisions wait'} to be sent.
+            They go as soon as the connection is back.
+          </div>
+        )}
         <p class="hint">
           <kbd>A</kbd> accept · <kbd>R</kbd> reject · <kbd>C</kbd> relabel · <kbd>Tab</kbd> next ·{' '}
           <kbd>?</kbd> all keys
         </p>
       </aside>
+      {conflict && (
+        <div class="conflict" role="dialog" aria-label="Someone else changed this object">
+          <h2>Someone else changed this object meanwhile</h2>
+          <p class="muted">Nothing was overwritten. Choose with one key.</p>
+          <div class="sides">
+            <section aria-label="Yours">
+              <h3>Yours</h3>
+              <dl class="facts">
+                <dt>Decision</dt>
+                <dd>{conflict.intent.action}</dd>
+                <dt>State</dt>
+                <dd>{intendedState(conflict.intent.action)}</dd>
+                <dt>Class</dt>
+                <dd>{conflict.intent.className ?? conflict.intent.before.class_name}</dd>
+                <dt>Version seen</dt>
+                <dd>{conflict.intent.expectedVersion}</dd>
+              </dl>
+            </section>
+            <section aria-label="Theirs">
+              <h3>Theirs (now)</h3>
+              <dl class="facts">
+                <dt>Source</dt>
+                <dd>{conflict.theirs.source}</dd>
+                <dt>State</dt>
+                <dd>{conflict.theirs.state}</dd>
+                <dt>Class</dt>
+                <dd>{conflict.theirs.class_name}</dd>
+                <dt>Version</dt>
+                <dd>{conflict.theirs.version}</dd>
+              </dl>
+            </section>
+          </div>
+          <p class="choices">
+            <kbd>1</kbd> keep mine · <kbd>2</kbd> take theirs · <kbd>3</kbd> merge (my decision on their
+            version) · <kbd>Esc</kbd> decide later
+          </p>
+        </div>
+      )}
       {picking && (
         <ClassPicker
           classes={classes}
@@ -457,4 +622,20 @@ function queueItemOf(o: FrameObject & { class_name: string }): QueueItem {
     rarity: 0,
     paths: null,
   };
+}
+
+const intendedState = (action: Intent['action']) => (action === 'reject' ? 'rejected' : 'accepted');
+
+/** Unsent decisions survive a reload: they are kept per user in this browser. */
+const pendingKey = (userId: string) => `drivelab.pending-decisions.${userId}`;
+function loadPending(userId: string): Intent[] {
+  try {
+    return JSON.parse(window.localStorage.getItem(pendingKey(userId)) ?? '[]') as Intent[];
+  } catch {
+    return [];
+  }
+}
+function savePending(userId: string, pending: Intent[]): void {
+  if (pending.length) window.localStorage.setItem(pendingKey(userId), JSON.stringify(pending));
+  else window.localStorage.removeItem(pendingKey(userId));
 }
