@@ -20,6 +20,7 @@ import { createSessionHealthRoutes } from './routes/session-health';
 import { createImportsRoutes } from './routes/imports';
 import { createUploadRoutes } from './routes/upload';
 import { createObjectsRoutes } from './routes/objects';
+import { createObjectExplainRoutes } from './routes/objects/explain';
 import { createReviewRoutes } from './routes/review';
 import { createCheckpointRoutes } from './routes/checkpoints';
 import { createTriageRoutes } from './routes/triage';
@@ -49,6 +50,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createUploadRoutes(deps),
     createImportsRoutes(deps),
     createObjectsRoutes(deps),
+    createObjectExplainRoutes(deps),
     createReviewRoutes(deps),
     createCheckpointRoutes(deps),
     createTriageRoutes(deps),

@@ -32,6 +32,18 @@ interface QueueRow {
 }
 
 /**
+ * The queue's score of object `o` (`queueScore` in core/review/ranking.ts, in SQL), over the
+ * class counts `d` and the store total `t` that QUEUE_CLASS_COUNTS defines; the explain route uses
+ * the same pieces, so its score and position are the queue's own.
+ */
+export const QUEUE_SCORE_SQL = Prisma.sql`(CASE WHEN o.conf IS NULL THEN 1.0 ELSE 1.0 - abs(2.0 * least(1.0, greatest(0.0, o.conf)) - 1.0) END)
+                  * (ln(1.0 + t.n::float8 / d.n::float8) / ln(1.0 + t.n::float8))`;
+
+/** The CTEs `dist` (objects per class over the whole store) and `total` the score reads. */
+export const QUEUE_CLASS_COUNTS = Prisma.sql`dist AS (SELECT class_id, count(*) AS n FROM objects GROUP BY class_id),
+         total AS (SELECT coalesce(sum(n), 0) AS n FROM dist)`;
+
+/**
  * The review queue ranked by uncertainty × class rarity (core/review/ranking.ts), computed in SQL
  * over the live class distribution of the whole store, keyset-paged by (score desc, id asc). The
  * SQL expression mirrors `queueScore`; test/review-queue.int.test.ts checks they agree.
@@ -47,14 +59,12 @@ export async function reviewQueue(db: Db, f: QueueFilter) {
     ? Prisma.sql`WHERE (q.score < ${after.score}::float8 OR (q.score = ${after.score}::float8 AND q.id > ${after.id}))`
     : Prisma.empty;
   const rows = await db.$queryRaw<QueueRow[]>`
-    WITH dist AS (SELECT class_id, count(*) AS n FROM objects GROUP BY class_id),
-         total AS (SELECT coalesce(sum(n), 0) AS n FROM dist),
+    WITH ${QUEUE_CLASS_COUNTS},
          q AS (
            SELECT o.id::text, o.frame_id::text, fr.session_id::text, o.class_id, c.name AS class_name, c.l1, o.conf,
                   o.state, o.source, o.version, o.bbox, d.n AS class_count, t.n AS total,
                   (SELECT p.paths FROM provenance p WHERE p.object_id = o.id ORDER BY p.created_at DESC LIMIT 1) AS paths,
-                  (CASE WHEN o.conf IS NULL THEN 1.0 ELSE 1.0 - abs(2.0 * least(1.0, greatest(0.0, o.conf)) - 1.0) END)
-                  * (ln(1.0 + t.n::float8 / d.n::float8) / ln(1.0 + t.n::float8)) AS score
+                  ${QUEUE_SCORE_SQL} AS score
            FROM objects o
            JOIN frames fr ON fr.id = o.frame_id
            JOIN ontology_classes c ON c.id = o.class_id
