@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { normaliseShape } from '../core/geometry';
 import { queueScore } from '../core/review/ranking';
 import { createFrame, removeTestBlobs } from '../testkit/annotations';
 import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
@@ -66,6 +67,7 @@ const review = (id: string, body: Record<string, unknown>, token = reviewerA) =>
   api.call('POST', `/api/objects/${id}/review`, { token, body });
 const bulk = (body: Record<string, unknown>, token = reviewerA) =>
   api.call('POST', '/api/objects/bulk-review', { token, body });
+const row = (id: string) => api.deps.db.annoObject.findUniqueOrThrow({ where: { id } });
 
 describe('single review', () => {
   it('confirms: state accepted, source human, version +1, prior source/conf/provenance in before', async () => {
@@ -133,6 +135,191 @@ describe('single review', () => {
     expect(results.filter((r) => r.status === 409)).toHaveLength(9);
     expect((await api.deps.db.annoObject.findUniqueOrThrow({ where: { id: id! } })).version).toBe(2);
     expect(await api.deps.db.review.count({ where: { objectId: id! } })).toBe(1);
+  });
+});
+
+describe('geometry edits (action edit)', () => {
+  const frameSize = { width: 640, height: 360 };
+  const reviewsOf = (id: string) =>
+    api.deps.db.review.findMany({ where: { objectId: id }, orderBy: { createdAt: 'asc' } });
+  /** Nothing written: the object at version 1 as machineObjects left it, no review, no audit entry. */
+  async function untouched(id: string) {
+    expect(await row(id)).toMatchObject({ version: 1, source: 'fused', bbox: [0, 10, 20, 40], rbox: [] });
+    expect(await api.deps.db.review.count({ where: { objectId: id } })).toBe(0);
+    expect(await api.deps.db.auditLog.count({ where: { subjectType: 'object', subjectId: id } })).toBe(0);
+  }
+
+  it('edits a rotated box as normaliseShape stores it, recording the geometry before and after', async () => {
+    const [id] = await machineObjects(1);
+    const res = await review(id!, { action: 'edit', bbox: [100, 100, 200, 150], rot_deg: 30 });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id, version: 2, state: 'review', class_id: classId.car, source: 'human' });
+    const expected = normaliseShape({ bbox: [100, 100, 200, 150], rot_deg: 30 }, frameSize);
+    expect(await row(id!)).toMatchObject({
+      bbox: expected.bbox,
+      rbox: [100, 100, 200, 150],
+      rotDeg: 30,
+      version: 2,
+      source: 'human',
+      state: 'review',
+    });
+    const [r] = await reviewsOf(id!);
+    expect(r).toMatchObject({ action: 'edit', batchId: null });
+    expect(r!.before).toMatchObject({
+      bbox: [0, 10, 20, 40],
+      rbox: [],
+      rot_deg: 0,
+      polyline: null,
+      keypoints: null,
+      version: 1,
+    });
+    expect(r!.after).toMatchObject({
+      bbox: expected.bbox,
+      rbox: [100, 100, 200, 150],
+      rot_deg: 30,
+      version: 2,
+    });
+    const audit = await api.deps.db.auditLog.findFirstOrThrow({
+      where: { subjectType: 'object', subjectId: id, action: 'object.reviewed' },
+    });
+    expect(audit.detail).toMatchObject({ shapes_changed: ['bbox', 'rbox', 'rot_deg'], clipped: false });
+    const history = await api.call('GET', `/api/objects/${id}/history`, { token: annotator });
+    expect(history.body.events.find((e: any) => e.kind === 'review').after.rbox).toEqual([
+      100, 100, 200, 150,
+    ]);
+
+    // rot_deg alone turns the box it was drawn as (rbox), not its enclosure.
+    expect((await review(id!, { action: 'edit', rot_deg: -90 })).status).toBe(200);
+    const turned = normaliseShape({ bbox: [100, 100, 200, 150], rot_deg: -90 }, frameSize);
+    expect(await row(id!)).toMatchObject({ bbox: turned.bbox, rbox: [100, 100, 200, 150], rotDeg: -90 });
+  });
+
+  it('replaces a polyline (clamped to the frame) and removes it with null', async () => {
+    const [id] = await machineObjects(1);
+    const line = await review(id!, { action: 'edit', polyline: [[10, 50, 700, 60]] });
+    expect(line.status).toBe(200);
+    // The box grows over the line, whose far vertex is clamped into the frame.
+    expect(await row(id!)).toMatchObject({
+      polyline: [[10, 50, 640, 60]],
+      bbox: [0, 10, 640, 60],
+      version: 2,
+    });
+    expect((await review(id!, { action: 'edit', polyline: [[5, 5, 15, 15]] })).status).toBe(200);
+    expect((await row(id!)).polyline).toEqual([[5, 5, 15, 15]]);
+    const removed = await review(id!, { action: 'edit', polyline: null, attrs: { lane: 2 } });
+    expect(removed.status).toBe(200);
+    const o = await row(id!);
+    expect(o).toMatchObject({ polyline: null, attrs: { lane: 2 }, version: 4 });
+    const last = (await reviewsOf(id!))[2]!;
+    expect(last.before).toMatchObject({ polyline: [[5, 5, 15, 15]] });
+    expect(last.after).toMatchObject({ polyline: null });
+  });
+
+  it('sets and removes keypoints, keeping the mask and enclosing it', async () => {
+    const made = await api.call('POST', `/api/frames/${frameId}/objects`, {
+      token: reviewerA,
+      body: {
+        class_name: 'person',
+        bbox: [300, 100, 340, 200],
+        mask_polygons: [[300, 100, 340, 100, 340, 200]],
+        state: 'review',
+      },
+    });
+    expect(made.status).toBe(201);
+    const id = made.body.id as string;
+    const res = await review(id, {
+      action: 'edit',
+      bbox: [10, 10, 20, 20],
+      keypoints: { nose: [50, 60, 2], tail: [30, 30] },
+    });
+    expect(res.status).toBe(200);
+    const o = await row(id);
+    expect(o).toMatchObject({
+      keypoints: { nose: [50, 60, 2], tail: [30, 30] },
+      maskUri: made.body.mask_uri,
+    });
+    // The new box grows over the keypoints and the mask it kept.
+    expect(o.bbox).toEqual([10, 10, 340, 200]);
+    const outside = await review(id, { action: 'edit', keypoints: { nose: [650, 60] } });
+    expect(outside.status).toBe(422);
+    expect(outside.body.errors[0].field).toBe('body.keypoints.nose');
+    expect((await row(id)).version).toBe(2);
+    expect((await review(id, { action: 'edit', keypoints: null })).status).toBe(200);
+    expect(await row(id)).toMatchObject({ keypoints: null, version: 3 });
+  });
+
+  it('refuses geometry with another action (422 naming the field) and a box outside the frame, writing nothing', async () => {
+    const [id] = await machineObjects(1);
+    const accept = await review(id!, { action: 'accept', bbox: [1, 1, 5, 5], keypoints: null });
+    expect(accept.status).toBe(422);
+    expect(accept.body.errors.map((e: { field: string }) => e.field)).toEqual([
+      'body.bbox',
+      'body.keypoints',
+    ]);
+    const outside = await review(id!, { action: 'edit', bbox: [700, 10, 800, 40] });
+    expect(outside.status).toBe(422);
+    expect(outside.body.errors[0].field).toBe('body.bbox');
+    expect((await review(id!, { action: 'edit', bbox: [1, 2, 3] })).status).toBe(422);
+    expect((await review(id!, { action: 'edit', polyline: [[1, 2]] })).status).toBe(422);
+    await untouched(id!);
+  });
+
+  it('answers 409 and writes nothing on an expected_version mismatch', async () => {
+    const [id] = await machineObjects(1);
+    const stale = await review(id!, { action: 'edit', bbox: [50, 50, 80, 80], expected_version: 2 });
+    expect(stale.status).toBe(409);
+    expect(stale.body.conflicts).toEqual([{ object_id: id, expected: 2, actual: 1 }]);
+    await untouched(id!);
+    const fresh = await review(id!, { action: 'edit', bbox: [50, 50, 80, 80], expected_version: 1 });
+    expect(fresh.status).toBe(200);
+    expect(await row(id!)).toMatchObject({ bbox: [50, 50, 80, 80], version: 2 });
+  });
+});
+
+describe('who may review: annotators edit, reviewers judge', () => {
+  it('lets an annotator fix geometry and content; a judged object goes back to submitted', async () => {
+    const [judged, open, labelled, byReviewer] = await machineObjects(4, { state: 'accepted' });
+    await api.deps.db.annoObject.update({ where: { id: open! }, data: { state: 'review' } });
+    const res = await review(judged!, { action: 'edit', bbox: [60, 60, 90, 90], rot_deg: 10 }, annotator);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ state: 'submitted', version: 2, source: 'human' });
+    const [r] = await api.deps.db.review.findMany({ where: { objectId: judged! } });
+    expect(r!.before).toMatchObject({ state: 'accepted' });
+    expect(r!.after).toMatchObject({ state: 'submitted', rbox: [60, 60, 90, 90], rot_deg: 10 });
+    const audit = await api.deps.db.auditLog.findFirstOrThrow({
+      where: { subjectType: 'object', subjectId: judged!, action: 'object.reviewed' },
+    });
+    expect(audit.detail).toMatchObject({ reopened: 1 });
+    // An open object stays where it is; class and attrs are content too.
+    expect((await review(open!, { action: 'edit', polyline: [[1, 1, 9, 9]] }, annotator)).body.state).toBe(
+      'review',
+    );
+    const relabel = await review(
+      labelled!,
+      { action: 'edit', class_name: 'bus', attrs: { parked: true } },
+      annotator,
+    );
+    expect(relabel.body).toMatchObject({ state: 'submitted', class_id: classId.bus });
+    // A reviewer's edit keeps the verdict.
+    expect((await review(byReviewer!, { action: 'edit', bbox: [60, 60, 90, 90] })).body.state).toBe(
+      'accepted',
+    );
+  });
+
+  it('refuses an annotator every verdict (403) and writes nothing; bulk review stays reviewer-only', async () => {
+    const [id] = await machineObjects(1, { state: 'accepted' });
+    for (const action of ['confirm', 'accept', 'reject', 'relabel'])
+      expect(
+        (await review(id!, { action, class_name: action === 'relabel' ? 'bus' : null }, annotator)).status,
+      ).toBe(403);
+    expect((await review(id!, { action: 'edit', state: 'submitted' }, annotator)).status).toBe(403);
+    expect(
+      (await review(id!, { action: 'edit', state: 'accepted', bbox: [1, 1, 9, 9] }, annotator)).status,
+    ).toBe(403);
+    expect((await bulk({ object_ids: [id], action: 'edit' }, annotator)).status).toBe(403);
+    expect((await bulk({ object_ids: [id], action: 'accept' }, annotator)).status).toBe(403);
+    expect(await row(id!)).toMatchObject({ version: 1, state: 'accepted', source: 'fused' });
+    expect(await api.deps.db.review.count({ where: { objectId: id! } })).toBe(0);
   });
 });
 

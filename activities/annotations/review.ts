@@ -1,11 +1,14 @@
 import { ConflictError, InputError, NotFoundError } from '../../core/errors';
-import { clampStateForRole } from '../../core/objects/states';
-import type { ReviewAction, ReviewEffect } from '../../core/review/actions';
+import type { Box } from '../../core/geometry';
+import { applyShapeEdit, type EditedShape, type ShapeEdit } from '../../core/objects/shape-edit';
+import { clampStateForRole, stateAfterEdit } from '../../core/objects/states';
+import { changesContent, type ReviewAction, type ReviewEffect } from '../../core/review/actions';
 import { Prisma } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
 import { resolveClass } from './classes';
-import type { Actor } from './objects';
+import type { MaskStore } from './masks';
+import type { Actor, Tx } from './objects';
 
 export interface ReviewInput {
   objectIds: readonly string[];
@@ -27,17 +30,61 @@ export interface ReviewResult {
 interface LockedRow {
   id: string;
   version: number;
+  state: string;
 }
+
+/**
+ * The object's geometry after the edit, normalised against its frame. Read under the row lock, so
+ * the mask it encloses is the one the object has when the edit is written.
+ */
+async function editShape(
+  tx: Tx,
+  masks: Pick<MaskStore, 'read'>,
+  id: string,
+  edit: ShapeEdit,
+): Promise<EditedShape> {
+  const o = await tx.annoObject.findUniqueOrThrow({
+    where: { id },
+    include: { frame: { select: { width: true, height: true } } },
+  });
+  const mask = o.maskUri ? (await masks.read(o.maskUri)).polygons : null;
+  const current = {
+    bbox: o.bbox as Box,
+    rbox: o.rbox.length === 4 ? (o.rbox as Box) : null,
+    rot_deg: o.rotDeg,
+    polyline: o.polyline as number[][] | null,
+    keypoints: o.keypoints as Record<string, number[]> | null,
+  };
+  return applyShapeEdit(current, edit, mask, o.frame);
+}
+
+/** An object's geometry columns as a review snapshot holds them (`alias`: a CTE of this module). */
+function shapeJson(alias: 'p' | 'u'): Prisma.Sql {
+  const a = Prisma.raw(alias);
+  return Prisma.sql`jsonb_build_object('bbox', ${a}.bbox, 'rbox', ${a}.rbox, 'rot_deg', ${a}.rot_deg,
+    'polyline', ${a}.polyline, 'keypoints', ${a}.keypoints)`;
+}
+
+const jsonParam = (v: unknown) => (v === null ? null : JSON.stringify(v));
 
 /**
  * Applies one review action to one or many objects in ONE transaction: rows are locked in id
  * order (so overlapping batches queue instead of deadlocking), every expected version is compared
  * with the locked row, and only when all match are the objects updated (`source` → human,
  * `version` + 1), one Review per object appended with the prior source, conf and provenance in
- * `before`, and the batch stamped. Any mismatch → 409 and nothing is written.
+ * `before`, and the batch stamped. Any mismatch → 409 and nothing is written. A geometry edit
+ * (one object only) is normalised under the lock and written by the same statement; its review
+ * carries the geometry before and after. A content change without a state goes through
+ * stateAfterEdit, so an annotator's edit of a judged object hands it back for review.
  */
-export async function reviewObjects(db: Db, input: ReviewInput, actor: Actor): Promise<ReviewResult> {
+export async function reviewObjects(
+  db: Db,
+  masks: Pick<MaskStore, 'read'>,
+  input: ReviewInput,
+  actor: Actor,
+): Promise<ReviewResult> {
   const ids = [...new Set(input.objectIds)].sort();
+  if (input.effect.shape && ids.length !== 1) throw new Error('a geometry edit names exactly one object');
   if (input.expectedVersions) {
     const missing = ids.filter((id) => input.expectedVersions![id] === undefined);
     const extra = Object.keys(input.expectedVersions).filter((id) => !ids.includes(id));
@@ -55,7 +102,7 @@ export async function reviewObjects(db: Db, input: ReviewInput, actor: Actor): P
   return db.$transaction(
     async (tx) => {
       const rows = await tx.$queryRaw<LockedRow[]>`
-        SELECT id::text, version FROM objects
+        SELECT id::text, version, state FROM objects
         WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE`;
       if (rows.length !== ids.length) {
         const found = new Set(rows.map((r) => r.id));
@@ -72,6 +119,16 @@ export async function reviewObjects(db: Db, input: ReviewInput, actor: Actor): P
             { conflicts },
           );
       }
+      const edit = input.effect.shape ? await editShape(tx, masks, ids[0]!, input.effect.shape) : null;
+      const shape = edit?.shape ?? null;
+      const content = changesContent(input.effect);
+      const next = rows.map((r) =>
+        state === null && content
+          ? stateAfterEdit(r.state, actor.role)
+          : { state: state ?? r.state, reopened: false },
+      );
+      const states = next.map((n) => n.state);
+      const reopened = next.filter((n) => n.reopened).length;
       const batch = input.bulk
         ? await tx.reviewBatch.create({
             data: {
@@ -83,26 +140,38 @@ export async function reviewObjects(db: Db, input: ReviewInput, actor: Actor): P
           })
         : null;
       // One statement updates the rows and appends their reviews: its CTEs all read the snapshot
-      // taken before the UPDATE, so `prev` holds each object's prior state for `before`.
+      // taken before the UPDATE, so `prev` holds each object's prior state for `before`. Each
+      // row's next state comes in beside its id (stateAfterEdit depends on the row's own state).
+      const hasShape = shape !== null;
       const updated = await tx.$queryRaw<ReviewResult['objects']>`
-        WITH prev AS (
-          SELECT id, class_id, conf, source, state, version, attrs FROM objects WHERE id = ANY(${ids}::uuid[])
+        WITH nxt AS (
+          SELECT * FROM unnest(${rows.map((r) => r.id)}::uuid[], ${states}::text[]) AS n(id, state)
+        ), prev AS (
+          SELECT id, class_id, conf, source, state, version, attrs, bbox, rbox, rot_deg, polyline, keypoints
+          FROM objects WHERE id = ANY(${ids}::uuid[])
         ), prov AS (
           SELECT DISTINCT ON (object_id) object_id, to_jsonb(p) - 'object_id' AS p FROM provenance p
           WHERE object_id = ANY(${ids}::uuid[]) ORDER BY object_id, created_at DESC
         ), upd AS (
-          UPDATE objects SET
-            state = COALESCE(${state}::text, state),
-            class_id = COALESCE(${cls?.id ?? null}::int, class_id),
-            attrs = CASE WHEN ${attrs}::jsonb IS NULL THEN attrs ELSE attrs || ${attrs}::jsonb END,
-            source = 'human', version = version + 1, updated_at = now()
-          WHERE id = ANY(${ids}::uuid[])
-          RETURNING id, version, state, class_id, source
+          UPDATE objects o SET
+            state = n.state,
+            class_id = COALESCE(${cls?.id ?? null}::int, o.class_id),
+            attrs = CASE WHEN ${attrs}::jsonb IS NULL THEN o.attrs ELSE o.attrs || ${attrs}::jsonb END,
+            bbox = CASE WHEN ${hasShape} THEN ${shape?.bbox ?? null}::float8[] ELSE o.bbox END,
+            rbox = CASE WHEN ${hasShape} THEN COALESCE(${shape?.rbox ?? null}::float8[], ARRAY[]::float8[]) ELSE o.rbox END,
+            rot_deg = CASE WHEN ${hasShape} THEN ${shape?.rot_deg ?? null}::float8 ELSE o.rot_deg END,
+            polyline = CASE WHEN ${hasShape} THEN ${jsonParam(shape?.polyline ?? null)}::jsonb ELSE o.polyline END,
+            keypoints = CASE WHEN ${hasShape} THEN ${jsonParam(shape?.keypoints ?? null)}::jsonb ELSE o.keypoints END,
+            source = 'human', version = o.version + 1, updated_at = now()
+          FROM nxt n WHERE o.id = n.id
+          RETURNING o.id, o.version, o.state, o.class_id, o.source, o.bbox, o.rbox, o.rot_deg, o.polyline, o.keypoints
         ), ins AS (
           INSERT INTO reviews (id, object_id, reviewer_id, reviewer, action, before, after, batch_id, time_spent_ms)
           SELECT gen_random_uuid(), p.id, ${actor.userId}::uuid, ${input.reviewer}, ${input.action},
-                 jsonb_build_object('source', p.source, 'conf', p.conf, 'provenance', pr.p, 'state', p.state, 'class_id', p.class_id, 'version', p.version, 'attrs', p.attrs),
-                 jsonb_build_object('source', u.source, 'state', u.state, 'class_id', u.class_id, 'version', u.version, 'attrs_patch', ${attrs}::jsonb),
+                 jsonb_build_object('source', p.source, 'conf', p.conf, 'provenance', pr.p, 'state', p.state, 'class_id', p.class_id, 'version', p.version, 'attrs', p.attrs)
+                   || CASE WHEN ${hasShape} THEN ${shapeJson('p')} ELSE '{}'::jsonb END,
+                 jsonb_build_object('source', u.source, 'state', u.state, 'class_id', u.class_id, 'version', u.version, 'attrs_patch', ${attrs}::jsonb)
+                   || CASE WHEN ${hasShape} THEN ${shapeJson('u')} ELSE '{}'::jsonb END,
                  ${batch?.id ?? null}::uuid, ${input.timeSpentMs}
           FROM prev p JOIN upd u ON u.id = p.id LEFT JOIN prov pr ON pr.object_id = p.id
         )
@@ -117,6 +186,8 @@ export async function reviewObjects(db: Db, input: ReviewInput, actor: Actor): P
           state,
           class: cls?.name ?? null,
           attrs: input.effect.attrs,
+          ...(edit ? { shapes_changed: edit.changed, clipped: edit.clipped } : {}),
+          reopened,
           count: ids.length,
           ...(input.bulk ? { object_ids: ids } : {}),
         } as Prisma.InputJsonValue,

@@ -1,5 +1,6 @@
-import { InputError } from '../errors';
-import type { ObjectState } from '../objects/states';
+import { InputError, NotAllowedError } from '../errors';
+import { shapeEditFields, type ShapeEdit } from '../objects/shape-edit';
+import type { CallerRole, ObjectState } from '../objects/states';
 
 /**
  * Review actions and their effect on an object (docs/annotations.md). Every action also sets
@@ -13,7 +14,7 @@ import type { ObjectState } from '../objects/states';
  * | edit              | kept unless `state` is given  | class_name if given | merged if given |
  *
  * An explicit `state` overrides the action's state (e.g. `relabel` + `state: review` to hand the
- * relabelled object to a second reviewer).
+ * relabelled object to a second reviewer). Only `edit` may also carry geometry (single review).
  */
 export const REVIEW_ACTIONS = ['confirm', 'accept', 'reject', 'relabel', 'edit'] as const;
 export type ReviewAction = (typeof REVIEW_ACTIONS)[number];
@@ -23,6 +24,8 @@ export interface ReviewRequest {
   state: ObjectState | null;
   className: string | null;
   attrs: Record<string, unknown> | null;
+  /** New geometry; only `edit` takes it. */
+  shape?: ShapeEdit | null;
 }
 
 export interface ReviewEffect {
@@ -31,6 +34,8 @@ export interface ReviewEffect {
   /** The class to move to, or null to keep it. */
   className: string | null;
   attrs: Record<string, unknown> | null;
+  /** The geometry to apply, or null when the request carries none. */
+  shape: ShapeEdit | null;
 }
 
 const ACTION_STATE: Record<ReviewAction, ObjectState | null> = {
@@ -52,5 +57,35 @@ export function reviewEffect(req: ReviewRequest): ReviewEffect {
       { field: 'body.class_name', message: `not allowed with ${req.action}` },
     ]);
   }
-  return { state: req.state ?? ACTION_STATE[req.action], className: req.className, attrs: req.attrs };
+  const shapeFields = req.shape ? shapeEditFields(req.shape) : [];
+  if (req.action !== 'edit' && shapeFields.length) {
+    throw new InputError(
+      `${req.action} keeps the geometry; use edit to change it`,
+      shapeFields.map((f) => ({ field: `body.${f}`, message: `not allowed with ${req.action}` })),
+    );
+  }
+  return {
+    state: req.state ?? ACTION_STATE[req.action],
+    className: req.className,
+    attrs: req.attrs,
+    shape: req.shape && shapeFields.length ? req.shape : null,
+  };
 }
+
+/**
+ * An annotator fixes content but never judges it: of the review actions only `edit` without a
+ * `state` is theirs (docs/annotations.md, No review bypass). Reviewers and admins may do all.
+ */
+export function checkReviewRole(req: { action: ReviewAction; state: string | null }, role: CallerRole): void {
+  if (role !== 'annotator') return;
+  if (req.action !== 'edit')
+    throw new NotAllowedError(`${req.action} is a verdict and needs the reviewer role; you are annotator`);
+  if (req.state !== null)
+    throw new NotAllowedError(
+      'an annotator edit cannot set a state (a judged object goes to submitted); leave state out',
+    );
+}
+
+/** Whether a review changes what the object says (class, attrs or geometry), not only its state. */
+export const changesContent = (effect: ReviewEffect): boolean =>
+  effect.className !== null || effect.attrs !== null || effect.shape !== null;

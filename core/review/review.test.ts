@@ -1,5 +1,5 @@
-import { InputError } from '../errors';
-import { reviewEffect } from './actions';
+import { InputError, NotAllowedError } from '../errors';
+import { changesContent, checkReviewRole, reviewEffect } from './actions';
 import { decodeCursor, encodeCursor, queueScore, rarity, uncertainty } from './ranking';
 
 describe('review actions', () => {
@@ -12,11 +12,13 @@ describe('review actions', () => {
       state: 'accepted',
       className: 'bus',
       attrs: null,
+      shape: null,
     });
     expect(reviewEffect({ ...base, action: 'edit', attrs: { occluded: true } })).toEqual({
       state: null,
       className: null,
       attrs: { occluded: true },
+      shape: null,
     });
   });
   it('lets an explicit state override, and refuses inconsistent requests', () => {
@@ -25,6 +27,36 @@ describe('review actions', () => {
     );
     expect(() => reviewEffect({ ...base, action: 'relabel' })).toThrow(InputError);
     expect(() => reviewEffect({ ...base, action: 'reject', className: 'bus' })).toThrow(/relabel or edit/);
+  });
+  it('takes geometry with edit only, naming each field otherwise', () => {
+    const shape = { bbox: [1, 2, 3, 4], polyline: null };
+    expect(reviewEffect({ ...base, action: 'edit', shape }).shape).toBe(shape);
+    expect(reviewEffect({ ...base, action: 'edit', shape: {} }).shape).toBeNull();
+    expect(reviewEffect({ ...base, action: 'accept', shape: { rot_deg: undefined } }).shape).toBeNull();
+    try {
+      reviewEffect({ ...base, action: 'accept', shape });
+      throw new Error('not refused');
+    } catch (e) {
+      expect(e).toBeInstanceOf(InputError);
+      expect((e as InputError).fieldErrors.map((f) => f.field)).toEqual(['body.bbox', 'body.polyline']);
+    }
+  });
+  it('leaves verdicts to reviewers: an annotator may only edit, without a state', () => {
+    for (const role of ['reviewer', 'admin'] as const)
+      expect(() => checkReviewRole({ action: 'reject', state: 'review' }, role)).not.toThrow();
+    expect(() => checkReviewRole({ action: 'edit', state: null }, 'annotator')).not.toThrow();
+    for (const action of ['confirm', 'accept', 'reject', 'relabel'] as const)
+      expect(() => checkReviewRole({ action, state: null }, 'annotator')).toThrow(NotAllowedError);
+    expect(() => checkReviewRole({ action: 'edit', state: 'submitted' }, 'annotator')).toThrow(
+      NotAllowedError,
+    );
+  });
+  it('tells content changes from state-only reviews', () => {
+    const effect = reviewEffect({ ...base, action: 'edit' });
+    expect(changesContent(effect)).toBe(false);
+    expect(changesContent({ ...effect, attrs: {} })).toBe(true);
+    expect(changesContent({ ...effect, className: 'bus' })).toBe(true);
+    expect(changesContent({ ...effect, shape: { keypoints: null } })).toBe(true);
   });
 });
 

@@ -1,9 +1,6 @@
 import { z } from 'zod';
+import { BoxIn, KeypointsIn, MaskRingsIn, PolylinesIn } from '../../http/shapes';
 
-/** Size limits that keep one request bounded (docs/annotations.md). */
-export const SHAPE_LIMITS = { rings: 64, ringNumbers: 20_000, lines: 64, keypoints: 128 } as const;
-
-const ring = z.array(z.number()).max(SHAPE_LIMITS.ringNumbers);
 const triple = z.array(z.number()).length(3);
 
 export const Cuboid3D = z.strictObject({
@@ -16,24 +13,14 @@ export const Cuboid3D = z.strictObject({
 
 export const CreateObjectIn = z.strictObject({
   class_name: z.string().min(1).max(128),
-  bbox: z
-    .array(z.number())
-    .length(4)
-    .meta({ description: '[x1, y1, x2, y2] in frame pixels; with rot_deg, the box before rotation' }),
+  bbox: BoxIn,
   attrs: z.record(z.string(), z.unknown()).default({}),
   cuboid_3d: Cuboid3D.nullable().default(null),
   idem_key: z.string().min(1).max(200).nullable().default(null),
   job_id: z.string().min(1).max(200).nullable().default(null),
-  keypoints: z
-    .record(z.string().min(1).max(64), z.array(z.number()).min(2).max(3))
-    .nullable()
-    .default(null)
-    .refine(
-      (k) => !k || Object.keys(k).length <= SHAPE_LIMITS.keypoints,
-      `at most ${SHAPE_LIMITS.keypoints} keypoints`,
-    ),
-  mask_polygons: z.array(ring).max(SHAPE_LIMITS.rings).nullable().default(null),
-  polyline: z.array(ring).max(SHAPE_LIMITS.lines).nullable().default(null),
+  keypoints: KeypointsIn.nullable().default(null),
+  mask_polygons: MaskRingsIn.nullable().default(null),
+  polyline: PolylinesIn.nullable().default(null),
   rot_deg: z.number().default(0),
   /** Checked against the allowed list by the handler: a state outside it is a 400 (spec Errors). */
   state: z.string().max(32).default('accepted'),
@@ -41,7 +28,7 @@ export const CreateObjectIn = z.strictObject({
 export type CreateObjectIn = z.infer<typeof CreateObjectIn>;
 
 export const MaskIn = z.strictObject({
-  polygons: z.array(ring).min(1).max(SHAPE_LIMITS.rings),
+  polygons: MaskRingsIn.min(1),
   expected_version: z.int().nullable().default(null),
 });
 
