@@ -3,6 +3,7 @@ import type { ApiClient, Session, User } from './api';
 import { Ctx } from './context';
 import { here, navigate, useLocation } from './router';
 import { Shell } from './components/shell';
+import { EditorView } from './views/editor';
 import { GridView } from './views/grid';
 import { QueueView } from './views/queue';
 import { ReviewView } from './views/review';
@@ -70,6 +71,7 @@ function route(path: string) {
   if (path === '/queue') return <QueueView />;
   if (path === '/review') return <ReviewView />;
   if (path === '/grid') return <GridView />;
+  if (path === '/editor') return <EditorView />;
   return (
     <main class="page">
       <h1>Nothing here</h1>

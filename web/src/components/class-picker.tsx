@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 
 export interface OntologyClass {
   id: number;
@@ -34,7 +34,9 @@ export function ClassPicker(props: {
   const [at, setAt] = useState(0);
   const input = useRef<HTMLInputElement>(null);
   const matches = useMemo(() => searchClasses(props.classes, query), [props.classes, query]);
-  useEffect(() => input.current?.focus(), []);
+  // Focus before the browser handles the next key: a reviewer types the class right after C, and
+  // a key that arrives before an effect would run is lost (or worse, Enter picks from no query).
+  useLayoutEffect(() => input.current?.focus(), []);
   useEffect(() => setAt(0), [query]);
 
   return (
@@ -49,8 +51,13 @@ export function ClassPicker(props: {
           e.stopPropagation();
           if (e.key === 'ArrowDown') setAt((i) => Math.min(matches.length - 1, i + 1));
           else if (e.key === 'ArrowUp') setAt((i) => Math.max(0, i - 1));
-          else if (e.key === 'Enter' && matches[at]) props.onPick(matches[at].name);
-          else if (e.key === 'Escape') props.onCancel();
+          else if (e.key === 'Enter') {
+            // What the field holds now, not the last render's matches: typing and Enter can
+            // arrive within one frame.
+            const now = searchClasses(props.classes, e.currentTarget.value);
+            const chosen = e.currentTarget.value === query ? now[at] : now[0];
+            if (chosen) props.onPick(chosen.name);
+          } else if (e.key === 'Escape') props.onCancel();
           else return;
           e.preventDefault();
         }}

@@ -25,6 +25,7 @@ export function Shell({ children }: { children: ComponentChildren }) {
           {link('/queue', 'Review queue')}
           {link('/review', 'Keyboard review')}
           {link('/grid', 'Crop grid')}
+          {link('/editor', 'Frame editor')}
         </nav>
         <span class="who" data-testid="who">
           {session.user.name ?? session.user.email}

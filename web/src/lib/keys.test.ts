@@ -24,6 +24,7 @@ describe('keyboard review bindings', () => {
     expect(press('z', { meta: true })).toBe('undo');
     expect(press('z')).toBe('fitObject');
     expect(press('0')).toBe('fitFrame');
+    expect(press('e')).toBe('openEditor');
     expect(press('?', { shift: true })).toBe('help');
   });
 

@@ -15,6 +15,7 @@ export type ReviewCommand =
   | 'redo'
   | 'fitObject'
   | 'fitFrame'
+  | 'openEditor'
   | 'help';
 
 export const REVIEW_KEYS: Array<{ command: ReviewCommand; keys: string[]; does: string }> = [
@@ -29,6 +30,7 @@ export const REVIEW_KEYS: Array<{ command: ReviewCommand; keys: string[]; does: 
   { command: 'redo', keys: ['Ctrl+Shift+Z', 'Ctrl+Y'], does: 'redo' },
   { command: 'fitObject', keys: ['Z'], does: 'zoom back to the object' },
   { command: 'fitFrame', keys: ['0'], does: 'show the whole frame' },
+  { command: 'openEditor', keys: ['E'], does: 'open the frame in the editor, on this object' },
   { command: 'help', keys: ['?'], does: 'show or hide these keys' },
 ];
 
@@ -67,6 +69,8 @@ export function commandOf(
       return 'fitObject';
     case '0':
       return 'fitFrame';
+    case 'e':
+      return 'openEditor';
     case '?':
       return 'help';
     default:

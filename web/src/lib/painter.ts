@@ -10,6 +10,27 @@ export interface PaintedObject {
   rot_deg: number;
   state: string;
   class_name: string;
+  /** Mask rings, flat [x, y, …]; when present the object is drawn as its polygons. */
+  mask?: number[][] | null;
+  /** Open lines, flat [x, y, …]. */
+  polyline?: number[][] | null;
+  keypoints?: Record<string, number[]> | null;
+}
+
+/** A shape being drawn (points so far, and where the pointer is). */
+export interface Draft {
+  kind: 'box' | 'polygon' | 'polyline' | 'keypoints';
+  points: Array<[number, number]>;
+  pointer: [number, number] | null;
+}
+
+/** Handles drawn on the selected object, in frame pixels (the editor's, from lib/shapes.ts). */
+export interface Handles {
+  points: Array<[number, number]>;
+  /** The handle a person grabbed or chose, drawn filled. */
+  active: [number, number] | null;
+  /** Where the rotation handle is, joined to the box by a line. */
+  rotate: { at: [number, number]; from: [number, number] } | null;
 }
 
 /** Frame pixels to canvas pixels: screen = (frame − origin) × scale. */
@@ -58,6 +79,9 @@ export class FramePainter {
   private size = { width: 1, height: 1 };
   private objects: PaintedObject[] = [];
   private selected: string | null = null;
+  private hidden: ((o: PaintedObject) => boolean) | null = null;
+  private draft: Draft | null = null;
+  private handles: ((scale: number) => Handles | null) | null = null;
   private scheduled = 0;
   view: View = { scale: 1, x: 0, y: 0 };
   /** Called after each paint with its duration in ms (the benchmark reads it). */
@@ -65,7 +89,8 @@ export class FramePainter {
 
   constructor(readonly canvas: HTMLCanvasElement) {}
 
-  setFrame(image: CanvasImageSource, width: number, height: number): void {
+  /** The frame's image (null while it loads: the objects are drawn on an empty frame). */
+  setFrame(image: CanvasImageSource | null, width: number, height: number): void {
     this.image = image;
     this.size = { width, height };
     this.schedule();
@@ -74,6 +99,40 @@ export class FramePainter {
   setObjects(objects: PaintedObject[], selected: string | null = this.selected): void {
     this.objects = objects;
     this.selected = selected;
+    this.schedule();
+  }
+
+  /** Objects for which `hide` answers true are not drawn (the editor's layer filter). */
+  setHidden(hide: ((o: PaintedObject) => boolean) | null): void {
+    this.hidden = hide;
+    this.schedule();
+  }
+
+  setDraft(draft: Draft | null): void {
+    this.draft = draft;
+    this.schedule();
+  }
+
+  /** Handles are laid out at paint time, since their reach is a number of screen pixels. */
+  setHandles(handles: ((scale: number) => Handles | null) | null): void {
+    this.handles = handles;
+    this.schedule();
+  }
+
+  /** Canvas (device) pixels to frame pixels. */
+  toFrame(px: number, py: number): [number, number] {
+    return [this.view.x + px / this.view.scale, this.view.y + py / this.view.scale];
+  }
+
+  /** One frame pixel per device pixel, centred where the view is centred now. */
+  actualSize(): void {
+    const cx = this.view.x + this.canvas.width / this.view.scale / 2;
+    const cy = this.view.y + this.canvas.height / this.view.scale / 2;
+    this.setView({ scale: 1, x: cx - this.canvas.width / 2, y: cy - this.canvas.height / 2 });
+  }
+
+  setView(view: View): void {
+    this.view = view;
     this.schedule();
   }
 
@@ -158,7 +217,9 @@ export class FramePainter {
     if (this.image) ctx.drawImage(this.image, 0, 0, this.size.width, this.size.height);
     const paths = new Map<string, Path2D>();
     let chosen: PaintedObject | null = null;
+    const dot = 3 / scale;
     for (const o of this.objects) {
+      if (this.hidden?.(o)) continue;
       if (o.id === this.selected) {
         chosen = o;
         continue;
@@ -166,7 +227,7 @@ export class FramePainter {
       const colour = colourOf(o.state);
       let path = paths.get(colour);
       if (!path) paths.set(colour, (path = new Path2D()));
-      trace(path, o);
+      trace(path, o, dot);
     }
     ctx.lineWidth = 1.5 / scale;
     for (const [colour, path] of paths) {
@@ -175,7 +236,7 @@ export class FramePainter {
     }
     if (chosen) {
       const path = new Path2D();
-      trace(path, chosen);
+      trace(path, chosen, dot * 1.5);
       ctx.lineWidth = 4 / scale;
       ctx.strokeStyle = '#ffffff';
       ctx.stroke(path);
@@ -183,13 +244,91 @@ export class FramePainter {
       ctx.strokeStyle = colourOf(chosen.state);
       ctx.stroke(path);
     }
+    const handles = this.handles?.(scale);
+    if (handles) paintHandles(ctx, handles, scale);
+    if (this.draft) paintDraft(ctx, this.draft, scale);
     this.onPainted?.(performance.now() - started);
   }
 }
 
-function trace(path: Path2D, o: PaintedObject): void {
+/** Adds an object's shape to a path: its polygons, lines and keypoints, or its (rotated) box. */
+function trace(path: Path2D, o: PaintedObject, dot: number): void {
+  let drawn = false;
+  for (const ring of o.mask ?? []) {
+    traceRing(path, ring, true);
+    drawn = true;
+  }
+  for (const line of o.polyline ?? []) {
+    traceRing(path, line, false);
+    drawn = true;
+  }
+  for (const kp of Object.values(o.keypoints ?? {})) {
+    path.moveTo(kp[0]! + dot, kp[1]!);
+    path.arc(kp[0]!, kp[1]!, dot, 0, 2 * Math.PI);
+    drawn = true;
+  }
+  if (drawn) return;
   const corners = outline(o);
   path.moveTo(corners[0]![0], corners[0]![1]);
   for (let i = 1; i < corners.length; i++) path.lineTo(corners[i]![0], corners[i]![1]);
   path.closePath();
+}
+
+function traceRing(path: Path2D, ring: readonly number[], closed: boolean): void {
+  if (ring.length < 4) return;
+  path.moveTo(ring[0]!, ring[1]!);
+  for (let i = 2; i + 1 < ring.length; i += 2) path.lineTo(ring[i]!, ring[i + 1]!);
+  if (closed) path.closePath();
+}
+
+function paintHandles(ctx: CanvasRenderingContext2D, h: Handles, scale: number): void {
+  const r = 4 / scale;
+  ctx.lineWidth = 1.5 / scale;
+  if (h.rotate) {
+    ctx.beginPath();
+    ctx.moveTo(h.rotate.from[0], h.rotate.from[1]);
+    ctx.lineTo(h.rotate.at[0], h.rotate.at[1]);
+    ctx.strokeStyle = '#ffffff';
+    ctx.stroke();
+    ctx.beginPath();
+    ctx.arc(h.rotate.at[0], h.rotate.at[1], r, 0, 2 * Math.PI);
+    ctx.fillStyle = '#2458d3';
+    ctx.fill();
+    ctx.stroke();
+  }
+  const squares = new Path2D();
+  for (const [x, y] of h.points) squares.rect(x - r, y - r, 2 * r, 2 * r);
+  ctx.fillStyle = '#ffffff';
+  ctx.fill(squares);
+  ctx.strokeStyle = '#1c2230';
+  ctx.stroke(squares);
+  if (h.active) {
+    ctx.fillStyle = '#2458d3';
+    ctx.fillRect(h.active[0] - r, h.active[1] - r, 2 * r, 2 * r);
+  }
+}
+
+function paintDraft(ctx: CanvasRenderingContext2D, d: Draft, scale: number): void {
+  const pts = d.pointer ? [...d.points, d.pointer] : d.points;
+  if (!pts.length) return;
+  ctx.lineWidth = 2 / scale;
+  ctx.strokeStyle = '#ffe14d';
+  ctx.setLineDash([6 / scale, 4 / scale]);
+  ctx.beginPath();
+  if (d.kind === 'box' && pts.length >= 2) {
+    const [a, b] = [pts[0]!, pts[pts.length - 1]!];
+    ctx.rect(Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.abs(b[0] - a[0]), Math.abs(b[1] - a[1]));
+  } else if (d.kind !== 'keypoints') {
+    ctx.moveTo(pts[0]![0], pts[0]![1]);
+    for (const [x, y] of pts.slice(1)) ctx.lineTo(x, y);
+    if (d.kind === 'polygon' && !d.pointer) ctx.closePath();
+  }
+  ctx.stroke();
+  ctx.setLineDash([]);
+  ctx.fillStyle = '#ffe14d';
+  for (const [x, y] of d.points) {
+    ctx.beginPath();
+    ctx.arc(x, y, 3.5 / scale, 0, 2 * Math.PI);
+    ctx.fill();
+  }
 }

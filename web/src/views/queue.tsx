@@ -202,7 +202,18 @@ export function QueueView() {
                 <span title="uncertainty">{fmt(item.uncertainty)}</span> ×{' '}
                 <span title="class rarity">{fmt(item.rarity)}</span> = <strong>{fmt(item.score, 3)}</strong>
               </td>
-              <td class="mono">{item.frame_id.slice(0, 8)}</td>
+              <td class="mono">
+                <a
+                  href={withQuery('/editor', { frame: item.frame_id, object: item.object_id })}
+                  title="Open the frame in the editor"
+                  onClick={(e) => {
+                    e.preventDefault();
+                    navigate(withQuery('/editor', { frame: item.frame_id, object: item.object_id }));
+                  }}
+                >
+                  {item.frame_id.slice(0, 8)}
+                </a>
+              </td>
             </tr>
           ))}
         </tbody>

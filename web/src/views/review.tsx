@@ -7,6 +7,7 @@ import { REVIEW_KEYS, type ReviewCommand, commandOf } from '../lib/keys';
 import { loadImage, MediaUrls } from '../lib/media';
 import { FramePainter, type Box, type PaintedObject } from '../lib/painter';
 import { fetchQueuePage, useQueueFilters, type QueueItem } from '../lib/queue';
+import { useKeydown } from '../lib/use-keydown';
 import { navigate, useLocation, withQuery } from '../router';
 
 /** An object as GET /api/frames/{id}/objects and the review route answer it. */
@@ -417,30 +418,28 @@ export function ReviewView() {
         if (o) painter.current?.fitBox(o.bbox as Box, 3);
       },
       fitFrame: () => painter.current?.fitFrame(),
+      openEditor: () =>
+        item && navigate(withQuery('/editor', { frame: item.frame_id, object: item.object_id })),
       help: () => setHelp((h) => !h),
     };
     void actions[command]();
   };
 
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (picking) return;
-      if (conflict) {
-        const how = ({ '1': 'mine', '2': 'theirs', '3': 'merge' } as const)[e.key as '1' | '2' | '3'];
-        if (how) void resolve(how);
-        else if (e.key === 'Escape') setConflict(null);
-        else return;
-        e.preventDefault();
-        return;
-      }
-      if (e.key === 'Escape' && help) return setHelp(false);
-      const command = commandOf(e);
-      if (!command) return;
+  useKeydown((e) => {
+    if (picking) return;
+    if (conflict) {
+      const how = ({ '1': 'mine', '2': 'theirs', '3': 'merge' } as const)[e.key as '1' | '2' | '3'];
+      if (how) void resolve(how);
+      else if (e.key === 'Escape') setConflict(null);
+      else return;
       e.preventDefault();
-      run(command);
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
+      return;
+    }
+    if (e.key === 'Escape' && help) return setHelp(false);
+    const command = commandOf(e);
+    if (!command) return;
+    e.preventDefault();
+    run(command);
   });
 
   const object = current?.objects.find((o) => o.id === item?.object_id) ?? null;
