@@ -553,3 +553,32 @@ it('two reviewers move one box: the second sees both versions, and 1 keeps their
     await theirs.close();
   }
 });
+
+it('keeps edits made while the connection is lost, and sends them in order when it returns', async () => {
+  const { frame } = await makeFrame();
+  const o = await addObject(frame.id, { class_name: 'car', bbox: [100, 100, 200, 160] });
+  const page = await openPage(context);
+  await withScreenshotOnFailure(page, 'editor offline', async () => {
+    await openEditor(page, frame.id, `&object=${o.id}`);
+    await panel(page).waitFor();
+    await context.setOffline(true);
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.keyboard.press(']');
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Offline: 1 change waits/ })
+      .waitFor();
+    await snapshot(page, 'editor offline banner');
+    expect((await readObject(o.id)).version).toBe(1);
+    await context.setOffline(false);
+    await eventually(async () => {
+      const now = await readObject(o.id);
+      near(now.rbox!, [110, 100, 210, 160]);
+      expect(now).toMatchObject({ rot_deg: 5, version: 3 });
+    });
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Offline/ })
+      .waitFor({ state: 'detached' });
+  });
+});

@@ -118,8 +118,9 @@ export async function eventually(assertion: () => Promise<void> | void, timeoutM
 export async function signedInContext(
   browser: Browser,
   user: { token: string; userId: string; email: string; role: 'annotator' | 'reviewer' | 'admin' },
+  viewport = { width: 1280, height: 800 },
 ): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const context = await browser.newContext({ viewport });
   const session = {
     token: user.token,
     expiresAt: new Date(Date.now() + 3600_000).toISOString(),

@@ -33,6 +33,24 @@ export interface Handles {
   rotate: { at: [number, number]; from: [number, number] } | null;
 }
 
+/** The largest side of the outlines' own canvas. */
+const MAX_RASTER = 4096;
+/** How long the view must stay still before the outlines are drawn again for it. */
+const SETTLE_MS = 120;
+
+interface Raster {
+  canvas: HTMLCanvasElement;
+  /** The view the outlines were drawn for; `margin` device pixels lie beyond each side of it. */
+  view: View;
+  margin: [number, number];
+}
+
+interface Layer {
+  paths: Map<string, Path2D>;
+  keypoints: Map<string, PaintedObject[]>;
+  chosen: PaintedObject | null;
+}
+
 /** Frame pixels to canvas pixels: screen = (frame − origin) × scale. */
 export interface View {
   scale: number;
@@ -82,6 +100,11 @@ export class FramePainter {
   private hidden: ((o: PaintedObject) => boolean) | null = null;
   private draft: Draft | null = null;
   private handles: ((scale: number) => Handles | null) | null = null;
+  private layer: Layer | null = null;
+  private raster: Raster | null = null;
+  private settle = 0;
+  /** True while a person pans or zooms (a jump to an object or the whole frame is no motion). */
+  private moving = false;
   private scheduled = 0;
   view: View = { scale: 1, x: 0, y: 0 };
   /** Called after each paint with its duration in ms (the benchmark reads it). */
@@ -99,12 +122,16 @@ export class FramePainter {
   setObjects(objects: PaintedObject[], selected: string | null = this.selected): void {
     this.objects = objects;
     this.selected = selected;
+    this.layer = null;
+    this.raster = null;
     this.schedule();
   }
 
   /** Objects for which `hide` answers true are not drawn (the editor's layer filter). */
   setHidden(hide: ((o: PaintedObject) => boolean) | null): void {
     this.hidden = hide;
+    this.layer = null;
+    this.raster = null;
     this.schedule();
   }
 
@@ -131,8 +158,11 @@ export class FramePainter {
     this.setView({ scale: 1, x: cx - this.canvas.width / 2, y: cy - this.canvas.height / 2 });
   }
 
+  /** Jumps to a view (no motion: the outlines are drawn sharp for it at once). */
   setView(view: View): void {
     this.view = view;
+    this.moving = false;
+    this.raster = null;
     this.schedule();
   }
 
@@ -142,6 +172,8 @@ export class FramePainter {
 
   select(id: string | null): void {
     this.selected = id;
+    this.layer = null;
+    this.raster = null;
     this.schedule();
   }
 
@@ -151,6 +183,7 @@ export class FramePainter {
     const { clientWidth, clientHeight } = this.canvas;
     this.canvas.width = Math.max(1, Math.round(clientWidth * ratio));
     this.canvas.height = Math.max(1, Math.round(clientHeight * ratio));
+    this.raster = null;
     this.schedule();
   }
 
@@ -165,12 +198,11 @@ export class FramePainter {
     const w = Math.max(8, (x2 - x1) * context);
     const h = Math.max(8, (y2 - y1) * context);
     const scale = Math.min(this.canvas.width / w, this.canvas.height / h, 8 * this.frameScale());
-    this.view = {
+    this.setView({
       scale,
       x: (x1 + x2) / 2 - this.canvas.width / scale / 2,
       y: (y1 + y2) / 2 - this.canvas.height / scale / 2,
-    };
-    this.schedule();
+    });
   }
 
   /** Zooms by `factor` about a canvas point (device pixels). */
@@ -180,6 +212,7 @@ export class FramePainter {
     const fx = x + px / scale;
     const fy = y + py / scale;
     this.view = { scale: next, x: fx - px / next, y: fy - py / next };
+    this.moving = true;
     this.schedule();
   }
 
@@ -189,6 +222,7 @@ export class FramePainter {
       x: this.view.x - dx / this.view.scale,
       y: this.view.y - dy / this.view.scale,
     };
+    this.moving = true;
     this.schedule();
   }
 
@@ -204,6 +238,64 @@ export class FramePainter {
     });
   }
 
+  /**
+   * The objects' outlines in frame pixels, one path per state colour, kept until the objects, the
+   * selection or the layers change: panning and zooming only transform them.
+   */
+  private buildLayer(): Layer {
+    const paths = new Map<string, Path2D>();
+    const keypoints = new Map<string, PaintedObject[]>();
+    let chosen: PaintedObject | null = null;
+    for (const o of this.objects) {
+      if (this.hidden?.(o)) continue;
+      if (o.id === this.selected) {
+        chosen = o;
+        continue;
+      }
+      const colour = colourOf(o.state);
+      let path = paths.get(colour);
+      if (!path) paths.set(colour, (path = new Path2D()));
+      trace(path, o);
+      if (o.keypoints && Object.keys(o.keypoints).length) {
+        const list = keypoints.get(colour) ?? [];
+        keypoints.set(colour, [...list, o]);
+      }
+    }
+    return { paths, keypoints, chosen };
+  }
+
+  /**
+   * The outlines drawn once for the current view into a canvas of their own, with a margin around
+   * the visible part (up to 4096 px a side), so panning and zooming only move and scale that
+   * picture: thousands of outlines rasterised again at every pointer move cost more than a frame's
+   * time on a CPU rasteriser (bench/web-ui.ts).
+   */
+  private rasterise(layer: Layer): Raster {
+    const { width, height } = this.canvas;
+    const margin: [number, number] = [
+      Math.max(0, Math.min(width / 2, (MAX_RASTER - width) / 2)) | 0,
+      Math.max(0, Math.min(height / 2, (MAX_RASTER - height) / 2)) | 0,
+    ];
+    const canvas = this.raster?.canvas ?? document.createElement('canvas');
+    canvas.width = width + 2 * margin[0];
+    canvas.height = height + 2 * margin[1];
+    const ctx = canvas.getContext('2d')!;
+    const { scale, x, y } = this.view;
+    ctx.setTransform(scale, 0, 0, scale, margin[0] - x * scale, margin[1] - y * scale);
+    strokeOutlines(ctx, layer, scale);
+    return { canvas, view: { ...this.view }, margin };
+  }
+
+  /** Once the view has stayed still a moment, the outlines are drawn again, sharp, for it. */
+  private settleLater(): void {
+    window.clearTimeout(this.settle);
+    this.settle = window.setTimeout(() => {
+      this.moving = false;
+      this.raster = null;
+      this.schedule();
+    }, SETTLE_MS);
+  }
+
   /** Paints now (tests and benchmarks call it directly). */
   paint(): void {
     const started = performance.now();
@@ -215,28 +307,35 @@ export class FramePainter {
     ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
     ctx.setTransform(scale, 0, 0, scale, -x * scale, -y * scale);
     if (this.image) ctx.drawImage(this.image, 0, 0, this.size.width, this.size.height);
-    const paths = new Map<string, Path2D>();
-    let chosen: PaintedObject | null = null;
+    const layer = (this.layer ??= this.buildLayer());
+    if (this.moving) {
+      // While the person pans or zooms, the outlines drawn once for the view are moved and scaled.
+      const raster = (this.raster ??= this.rasterise(layer));
+      const k = scale / raster.view.scale;
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.drawImage(
+        raster.canvas,
+        (raster.view.x - x) * scale - raster.margin[0] * k,
+        (raster.view.y - y) * scale - raster.margin[1] * k,
+        raster.canvas.width * k,
+        raster.canvas.height * k,
+      );
+      ctx.setTransform(scale, 0, 0, scale, -x * scale, -y * scale);
+      this.settleLater();
+    } else strokeOutlines(ctx, layer, scale);
+    // Keypoint dots keep their size on screen, so they are laid out at each paint (they are few).
     const dot = 3 / scale;
-    for (const o of this.objects) {
-      if (this.hidden?.(o)) continue;
-      if (o.id === this.selected) {
-        chosen = o;
-        continue;
-      }
-      const colour = colourOf(o.state);
-      let path = paths.get(colour);
-      if (!path) paths.set(colour, (path = new Path2D()));
-      trace(path, o, dot);
-    }
-    ctx.lineWidth = 1.5 / scale;
-    for (const [colour, path] of paths) {
+    for (const [colour, objects] of layer.keypoints) {
+      const path = new Path2D();
+      for (const o of objects) traceKeypoints(path, o, dot);
       ctx.strokeStyle = colour;
       ctx.stroke(path);
     }
+    const chosen = layer.chosen;
     if (chosen) {
       const path = new Path2D();
-      trace(path, chosen, dot * 1.5);
+      trace(path, chosen);
+      traceKeypoints(path, chosen, dot * 1.5);
       ctx.lineWidth = 4 / scale;
       ctx.strokeStyle = '#ffffff';
       ctx.stroke(path);
@@ -251,8 +350,23 @@ export class FramePainter {
   }
 }
 
-/** Adds an object's shape to a path: its polygons, lines and keypoints, or its (rotated) box. */
-function trace(path: Path2D, o: PaintedObject, dot: number): void {
+/**
+ * The outlines, one stroke per state colour, one device pixel wide: the hairline is the
+ * rasteriser's fast case, about three times cheaper than 1.5 px over thousands of outlines.
+ */
+function strokeOutlines(ctx: CanvasRenderingContext2D, layer: Layer, scale: number): void {
+  ctx.lineWidth = 1 / scale;
+  for (const [colour, path] of layer.paths) {
+    ctx.strokeStyle = colour;
+    ctx.stroke(path);
+  }
+}
+
+/**
+ * Adds an object's outline to a path: its polygons and lines, or its (rotated) box; an object of
+ * keypoints alone adds nothing here (traceKeypoints draws its dots).
+ */
+function trace(path: Path2D, o: PaintedObject): void {
   let drawn = false;
   for (const ring of o.mask ?? []) {
     traceRing(path, ring, true);
@@ -262,16 +376,18 @@ function trace(path: Path2D, o: PaintedObject, dot: number): void {
     traceRing(path, line, false);
     drawn = true;
   }
-  for (const kp of Object.values(o.keypoints ?? {})) {
-    path.moveTo(kp[0]! + dot, kp[1]!);
-    path.arc(kp[0]!, kp[1]!, dot, 0, 2 * Math.PI);
-    drawn = true;
-  }
-  if (drawn) return;
+  if (drawn || (o.keypoints && Object.keys(o.keypoints).length)) return;
   const corners = outline(o);
   path.moveTo(corners[0]![0], corners[0]![1]);
   for (let i = 1; i < corners.length; i++) path.lineTo(corners[i]![0], corners[i]![1]);
   path.closePath();
+}
+
+function traceKeypoints(path: Path2D, o: PaintedObject, dot: number): void {
+  for (const kp of Object.values(o.keypoints ?? {})) {
+    path.moveTo(kp[0]! + dot, kp[1]!);
+    path.arc(kp[0]!, kp[1]!, dot, 0, 2 * Math.PI);
+  }
 }
 
 function traceRing(path: Path2D, ring: readonly number[], closed: boolean): void {

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, readableError, roleAtLeast } from '../api';
+import { ApiError, OfflineError, readableError, roleAtLeast } from '../api';
 import { CheckpointsPanel } from '../components/checkpoints';
 import { ClassPicker, type OntologyClass } from '../components/class-picker';
 import { Filmstrip, type StripFrame } from '../components/filmstrip';
@@ -72,6 +72,24 @@ function parseView(text: string | null): View | null {
   return { scale: parts[0]!, x: parts[1]!, y: parts[2]! };
 }
 
+/** How often a write that got no answer is tried again (and at once when the browser is back online). */
+const RETRY_MS = 2000;
+
+const untilOnline = () =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      window.clearTimeout(timer);
+      window.removeEventListener('online', done);
+      resolve();
+    };
+    const timer = window.setTimeout(done, RETRY_MS);
+    window.addEventListener('online', done);
+  });
+
+/** Whether two versions of an object hold the same geometry, as an edit sends it. */
+const sameGeometry = (a: Shape, b: Shape) =>
+  kindOf(a) === kindOf(b) && JSON.stringify(geometryBody(a)) === JSON.stringify(geometryBody(b));
+
 /** What an object's geometry edit sends: the shapes of its own kind (docs/web.md, Frame editor). */
 function geometryBody(s: Shape): Record<string, unknown> {
   switch (kindOf(s)) {
@@ -127,6 +145,7 @@ export function EditorView() {
   const [revision, setRevision] = useState(0);
   const [conflict, setConflict] = useState<{ mine: EditorObject; theirs: EditorObject } | null>(null);
   const [strip, setStrip] = useState<StripFrame[]>([]);
+  const [waiting, setWaiting] = useState(0);
 
   const canvas = useRef<HTMLCanvasElement>(null);
   const painter = useRef<FramePainter | null>(null);
@@ -264,18 +283,35 @@ export function EditorView() {
   const write = (objectId: string, mine: EditorObject | null, work: () => Promise<void>) => {
     const next = writes.current.then(async () => {
       setError(null);
+      let kept = false;
       try {
-        await work();
-        setRevision((r) => r + 1);
+        for (;;) {
+          try {
+            await work();
+            setRevision((r) => r + 1);
+            return;
+          } catch (err) {
+            // No answer at all: the write waits, in order, for the connection to come back.
+            if (!(err instanceof OfflineError)) throw err;
+            if (!kept) setWaiting((w) => w + 1);
+            kept = true;
+            await untilOnline();
+          }
+        }
       } catch (err) {
         if (err instanceof ApiError && err.status === 409 && mine) {
-          setConflict({ mine, theirs: await readObject(objectId) });
+          const theirs = await readObject(objectId);
+          // A retry whose first attempt landed (its answer lost with the connection) finds its own shape.
+          if (kept && sameGeometry(theirs, mine)) replaceObject(theirs);
+          else setConflict({ mine, theirs });
           return;
         }
         setError(readableError(err));
         // What is drawn goes back to what the store holds.
         const fresh = await readObject(objectId).catch(() => null);
         if (fresh) replaceObject(fresh);
+      } finally {
+        if (kept) setWaiting((w) => w - 1);
       }
     });
     writes.current = next;
@@ -321,11 +357,13 @@ export function EditorView() {
     });
   };
 
-  const create = (body: Record<string, unknown>) =>
+  const create = (body: Record<string, unknown>) => {
+    // One key for every attempt: a create sent again after a lost answer makes no second object.
+    const idemKey = crypto.randomUUID();
     void write('', null, async () => {
       const made = await api.post<{ id: string; state: string; clipped: boolean }>(
         `/api/frames/${frameId}/objects`,
-        { ...body, idem_key: crypto.randomUUID() },
+        { ...body, idem_key: idemKey },
       );
       const o = await readObject(made.id);
       setObjects((list) => [...list, o]);
@@ -334,13 +372,17 @@ export function EditorView() {
         `Created a ${kindOf(o)} of class ${o.class_name} (${made.state})${made.clipped ? ', clipped to the frame' : ''}.`,
       );
     });
+  };
 
   const remove = () => {
     const o = selectedObject;
     setConfirmDelete(false);
     if (!o) return;
     void write(o.id, null, async () => {
-      await api.request(`/api/objects/${o.id}`, { method: 'DELETE' });
+      // Gone already (a first attempt whose answer was lost) is what was asked.
+      await api.request(`/api/objects/${o.id}`, { method: 'DELETE' }).catch((err: unknown) => {
+        if (!(err instanceof ApiError && err.status === 404)) throw err;
+      });
       setObjects((list) => list.filter((x) => x.id !== o.id));
       setSelected(null);
       setNotice(`Deleted the ${o.class_name}.`);
@@ -416,7 +458,7 @@ export function EditorView() {
         handle: { kind: 'body' },
         from: p,
         start: hit,
-        moved: false,
+        latest: null,
       };
     } else {
       setSelected(null);
@@ -738,6 +780,12 @@ export function EditorView() {
           </p>
         )}
         <Problem message={error} />
+        {waiting > 0 && (
+          <div class="offline" role="status">
+            Offline: {waiting} {waiting === 1 ? 'change waits' : 'changes wait'} to be sent. They go, in
+            order, as soon as the connection is back.
+          </div>
+        )}
         {notice && (
           <p class="notice" role="status">
             {notice}
