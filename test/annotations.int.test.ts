@@ -336,6 +336,37 @@ describe('crops', () => {
     });
   });
 
+  it('crops from the new redacted copy once there is one, not from the frame decoded before', async () => {
+    const o = (await create({ class_name: 'traffic_sign', bbox: [100, 100, 200, 200] })).body;
+    const mean = async () => {
+      const res = await fetch(`${api.url}/api/objects/${o.id}/crop?pad=0`, {
+        headers: { authorization: `Bearer ${annotator}` },
+      });
+      return (await sharp(Buffer.from(await res.arrayBuffer())).stats()).channels[0]!.mean;
+    };
+    expect(await mean()).toBeGreaterThan(240); // the white square, decoded and kept
+    // The PII pass writes a redacted copy with the square blacked out.
+    const frame = await api.deps.db.frame.findUniqueOrThrow({ where: { id: o.frame_id } });
+    const black = await sharp({
+      create: { width: frame.width, height: frame.height, channels: 3, background: { r: 0, g: 0, b: 0 } },
+    })
+      .jpeg()
+      .toBuffer();
+    const bucket = api.deps.storage.bucket('frames');
+    const key = `test/redacted-${frame.id}.jpg`;
+    await api.deps.storage.client.putObject(bucket, key, black, black.length);
+    await api.deps.db.frame.update({
+      where: { id: frame.id },
+      data: { redactedUri: `s3://${bucket}/${key}` },
+    });
+    try {
+      expect(await mean()).toBeLessThan(10);
+    } finally {
+      await api.deps.db.frame.update({ where: { id: frame.id }, data: { redactedUri: null } });
+      await api.deps.storage.client.removeObject(bucket, key);
+    }
+  });
+
   it('builds a crop sheet with the CropSheetIn defaults', async () => {
     const ids = [];
     for (let i = 0; i < 5; i++)

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { NotFoundError } from '../../core/errors';
 import { cropRegion } from '../../core/geometry';
+import { decodeFrame, type FrameImage } from '../detect/frame-image';
 import type { ObjectStore } from '../storage/object-store';
 import { parseS3Uri } from './masks';
 
@@ -32,17 +33,63 @@ export async function loadFrameImage(storage: ObjectStore, frame: FrameRef): Pro
   }
 }
 
+/**
+ * Frames decoded for crops, kept for the next crops of the same frame: a grid asks for hundreds of
+ * crops of a few frames, and decoding a 1080p JPEG costs far more than cutting a crop out of its
+ * pixels. Keyed by the stored image (a new redacted copy is a new key); the least recently used
+ * frames go first once their pixels pass `maxBytes`. A frame that fails to load is not kept.
+ */
+export function createCropFrames(storage: ObjectStore, maxBytes = 256 * 2 ** 20) {
+  const entries = new Map<string, { image: Promise<FrameImage>; bytes: number }>();
+  let held = 0;
+  return {
+    get(frame: FrameRef): Promise<FrameImage> {
+      const key = frame.redactedUri ?? frame.uri;
+      const hit = entries.get(key);
+      if (hit) {
+        entries.delete(key);
+        entries.set(key, hit); // most recently used last
+        return hit.image;
+      }
+      const image = loadFrameImage(storage, frame).then(decodeFrame);
+      const entry = { image, bytes: frame.width * frame.height * 3 };
+      entries.set(key, entry);
+      held += entry.bytes;
+      image.catch(() => {
+        if (entries.get(key) === entry) {
+          entries.delete(key);
+          held -= entry.bytes;
+        }
+      });
+      for (const [k, e] of entries) {
+        if (held <= maxBytes || e === entry) break;
+        entries.delete(k);
+        held -= e.bytes;
+      }
+      return image;
+    },
+  };
+}
+
+export type CropFrames = ReturnType<typeof createCropFrames>;
+
+/** The frame's pixels cut to an object's padded box (frame coordinates scaled to the image's size). */
+async function cropOf(image: FrameImage, frame: FrameRef, box: readonly number[], pad: number) {
+  const region = cropRegion(box, pad, frame, image);
+  return sharp(await image.pixels(), {
+    raw: { width: image.width, height: image.height, channels: 3 },
+  }).extract(region);
+}
+
 /** One object's padded crop as JPEG, optionally scaled so its longer side is `size`. */
 export async function cropJpeg(
-  image: Buffer,
+  image: FrameImage,
   frame: FrameRef,
   box: readonly number[],
   pad: number,
   size: number | null,
 ): Promise<Buffer> {
-  const meta = await sharp(image).metadata();
-  const region = cropRegion(box, pad, frame, { width: meta.width!, height: meta.height! });
-  let pipeline = sharp(image).extract(region);
+  let pipeline = await cropOf(image, frame, box, pad);
   if (size) pipeline = pipeline.resize(size, size, { fit: 'inside' });
   return pipeline.jpeg({ quality: 90 }).toBuffer();
 }
@@ -52,35 +99,37 @@ export interface SheetCell {
   box: readonly number[];
 }
 
+const GREY = { r: 128, g: 128, b: 128 };
+
 /**
  * A crop sheet: cells of `cell`×`cell` pixels, row-major in the order given, `cols` per row
  * (0 = the smallest square grid), each crop letterboxed onto mid-grey.
  */
 export async function cropSheet(
-  storage: ObjectStore,
+  frames: CropFrames,
   cells: readonly SheetCell[],
   opts: { cell: number; cols: number; pad: number },
 ): Promise<{ jpeg: Buffer; cols: number; rows: number }> {
   const cols = opts.cols > 0 ? opts.cols : Math.ceil(Math.sqrt(cells.length));
   const rows = Math.ceil(cells.length / cols);
-  const images = new Map<string, Promise<Buffer>>();
   const tiles = await Promise.all(
     cells.map(async (c, i) => {
-      if (!images.has(c.frame.id)) images.set(c.frame.id, loadFrameImage(storage, c.frame));
-      const crop = await cropJpeg(await images.get(c.frame.id)!, c.frame, c.box, opts.pad, null);
-      const input = await sharp(crop)
-        .resize(opts.cell, opts.cell, { fit: 'contain', background: { r: 128, g: 128, b: 128 } })
+      const crop = await cropOf(await frames.get(c.frame), c.frame, c.box, opts.pad);
+      const input = await crop
+        .resize(opts.cell, opts.cell, { fit: 'contain', background: GREY })
+        .removeAlpha()
+        .raw()
         .toBuffer();
-      return { input, left: (i % cols) * opts.cell, top: Math.floor(i / cols) * opts.cell };
+      return {
+        input,
+        raw: { width: opts.cell, height: opts.cell, channels: 3 as const },
+        left: (i % cols) * opts.cell,
+        top: Math.floor(i / cols) * opts.cell,
+      };
     }),
   );
   const jpeg = await sharp({
-    create: {
-      width: cols * opts.cell,
-      height: rows * opts.cell,
-      channels: 3,
-      background: { r: 128, g: 128, b: 128 },
-    },
+    create: { width: cols * opts.cell, height: rows * opts.cell, channels: 3, background: GREY },
   })
     .composite(tiles)
     .jpeg({ quality: 85 })

@@ -8,7 +8,7 @@ import {
   objectOut,
   replaceMask,
 } from '../../../activities/annotations/objects';
-import { cropJpeg, cropSheet, loadFrameImage } from '../../../activities/annotations/crops';
+import { createCropFrames, cropJpeg, cropSheet, loadFrameImage } from '../../../activities/annotations/crops';
 import { createBoxClassifier } from '../../../activities/detect/box-classifier';
 import { clipBox } from '../../../core/geometry';
 import { NotFoundError } from '../../../core/errors';
@@ -25,6 +25,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
   const { db, storage } = deps;
   const masks = createMaskStore(storage);
   const classifier = createBoxClassifier(deps.config);
+  const cropFrames = createCropFrames(storage);
   return new RouteGroup('objects')
     .post(
       '/api/objects/classify',
@@ -161,7 +162,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         const o = await getObject(db, params.object_id);
         const frame = await getFrame(db, o.frameId);
         const jpeg = await cropJpeg(
-          await loadFrameImage(storage, frame),
+          await cropFrames.get(frame),
           frame,
           o.bbox,
           query.pad,
@@ -188,7 +189,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         const missing = body.object_ids.filter((id) => !byId.has(id));
         if (missing.length) throw new NotFoundError(`${missing.length} object(s) do not exist`, { missing });
         const sheet = await cropSheet(
-          storage,
+          cropFrames,
           body.object_ids.map((id) => ({ frame: byId.get(id)!.frame, box: byId.get(id)!.bbox })),
           body,
         );
