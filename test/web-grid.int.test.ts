@@ -71,21 +71,29 @@ async function openGrid(page: TestPage, sessionId: string) {
 it('shows only the rows in view, as crops, and loads the rest while scrolling', async () => {
   const q = await makeCars(300);
   const page = await openPage(context);
+  const sheetRequests: Array<{ body: { object_ids: string[] }; status: number }> = [];
+  page.on('response', (r) => {
+    if (r.url().endsWith('/api/objects/crops'))
+      sheetRequests.push({
+        body: r.request().postDataJSON() as { object_ids: string[] },
+        status: r.status(),
+      });
+  });
   await withScreenshotOnFailure(page, 'grid virtualized', async () => {
     await openGrid(page, q.sessionId);
     await cell(page, q.ids[0]!).waitFor();
     const drawn = await page.locator('[role=gridcell]').count();
     expect(drawn).toBeGreaterThan(20);
     expect(drawn).toBeLessThan(120);
-    // A crop is a real image of the object, through a media token.
+    // Crops come as sheets of 64 (one request each), cut from the frame by the API.
     await eventually(async () =>
-      expect(
-        await cell(page, q.ids[0]!)
-          .locator('img')
-          .evaluate((i: { naturalWidth: number }) => i.naturalWidth),
-      ).toBe(128),
+      expect(await cell(page, q.ids[0]!).getByRole('img').getAttribute('data-ready')).toBe('true'),
     );
-    expect(await cell(page, q.ids[0]!).locator('img').getAttribute('src')).toContain('media_token=');
+    expect(sheetRequests.length).toBeGreaterThan(0);
+    expect(sheetRequests.length).toBeLessThanOrEqual(Math.ceil(drawn / 64) + 1);
+    const firstSheet = sheetRequests[0]!;
+    expect(firstSheet.body.object_ids).toEqual(q.ids.slice(0, 64));
+    expect(firstSheet.status).toBe(200);
     await page
       .getByRole('grid', { name: 'Crops' })
       .evaluate((g: { scrollTop: number; scrollHeight: number }) => {

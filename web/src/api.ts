@@ -91,6 +91,8 @@ export class SessionStore {
 export interface RequestOptions {
   method?: string;
   body?: unknown;
+  /** How a successful answer is read: JSON (the default) or the bytes as they came (images). */
+  as?: 'json' | 'blob';
   query?: Record<string, string | number | undefined | null>;
   signal?: AbortSignal;
 }
@@ -119,6 +121,7 @@ export class ApiClient {
       throw new OfflineError('the platform cannot be reached; check the connection');
     }
     const isJson = (res.headers.get('content-type') ?? '').includes('json');
+    if (res.ok && opts.as === 'blob') return (await res.blob()) as T;
     const body = isJson ? ((await res.json()) as Record<string, unknown>) : {};
     if (!res.ok) {
       const error = new ApiError(

@@ -33,15 +33,7 @@ export class MediaUrls {
     if (variant === 'original') q.set('variant', 'original');
     return `/api/frames/${frameId}/image?${q}`;
   }
-
-  async crop(objectId: string, size: number): Promise<string> {
-    return cropUrl(await this.current(), objectId, size);
-  }
 }
-
-/** A crop's URL for a token already in hand (a grid builds hundreds of them per render). */
-export const cropUrl = (token: string, objectId: string, size: number): string =>
-  `/api/objects/${objectId}/crop?${new URLSearchParams({ media_token: token, size: String(size) })}`;
 
 /** Loads an image fully (decoded), so painting it never waits. */
 export async function loadImage(url: string, signal?: AbortSignal): Promise<HTMLImageElement> {

@@ -296,6 +296,13 @@ export class FramePainter {
     }, SETTLE_MS);
   }
 
+  /** Paints at once instead of at the next animation frame (a key press's answer). */
+  paintNow(): void {
+    if (this.scheduled) cancelAnimationFrame(this.scheduled);
+    this.scheduled = 0;
+    this.paint();
+  }
+
   /** Paints now (tests and benchmarks call it directly). */
   paint(): void {
     const started = performance.now();

@@ -3,7 +3,7 @@ import { ApiError, readableError } from '../api';
 import { ClassPicker, type OntologyClass } from '../components/class-picker';
 import { Problem } from '../components/problem';
 import { useApp } from '../context';
-import { cropUrl, MediaUrls } from '../lib/media';
+import { CropSheets, SHEET_COLS, SHEET_SIZE, sheetPlace, sheetsBetween } from '../lib/crop-sheets';
 import { fetchQueuePage, useQueueFilters, type QueueItem } from '../lib/queue';
 import {
   click,
@@ -48,8 +48,17 @@ interface Conflict {
 export function GridView() {
   const { api, session } = useApp();
   const filters = useQueueFilters();
-  const media = useMemo(() => new MediaUrls(api), [api]);
-  const [token, setToken] = useState<string | null>(null);
+  const [, setSheetsShown] = useState(0);
+  const sheets = useMemo(
+    () =>
+      new CropSheets(
+        api,
+        CROP,
+        () => setSheetsShown((n) => n + 1),
+        (err) => setError(readableError(err)),
+      ),
+    [api],
+  );
   const [items, setItems] = useState<QueueItem[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
@@ -65,15 +74,7 @@ export function GridView() {
   const scroller = useRef<HTMLDivElement>(null);
   const order = useMemo(() => items.map((i) => i.object_id), [items]);
 
-  useEffect(() => {
-    media
-      .current()
-      .then(setToken)
-      .catch((err: unknown) => setError(readableError(err)));
-    // A token lasts minutes; it is renewed well before images would start failing.
-    const timer = setInterval(() => void media.current().then(setToken), 60_000);
-    return () => clearInterval(timer);
-  }, [media]);
+  useEffect(() => () => sheets.clear(), [sheets]);
 
   useEffect(() => {
     api
@@ -98,6 +99,7 @@ export function GridView() {
   useEffect(() => {
     if (!filters.class_name) return;
     setItems([]);
+    sheets.clear();
     setSel(emptySelection());
     setUndo([]);
     void load(null, true);
@@ -119,6 +121,13 @@ export function GridView() {
   const lastRow = Math.min(rows - 1, Math.ceil((box.top + box.height) / CELL) + OVERSCAN);
   const firstVisible = Math.floor(box.top / CELL) * columns;
   const lastVisible = Math.min(items.length - 1, Math.ceil((box.top + box.height) / CELL) * columns - 1);
+
+  // The crops of the rows drawn come as sheets of 64, in rank order.
+  const lastDrawn = Math.min(items.length - 1, (lastRow + 1) * columns - 1);
+  const sheetIds = (sheet: number) => order.slice(sheet * SHEET_SIZE, (sheet + 1) * SHEET_SIZE);
+  useEffect(() => {
+    for (const sheet of sheetsBetween(firstRow * columns, lastDrawn)) sheets.request(sheet, sheetIds(sheet));
+  }, [firstRow, lastDrawn, columns, order]);
 
   // The next page loads when the last rows come near.
   useEffect(() => {
@@ -272,6 +281,11 @@ export function GridView() {
       </main>
     );
 
+  const sheetUrls = new Map<number, string | null>();
+  const sheetUrl = (sheet: number) => {
+    if (!sheetUrls.has(sheet)) sheetUrls.set(sheet, sheets.url(sheet, sheetIds(sheet)));
+    return sheetUrls.get(sheet)!;
+  };
   const cells = [];
   for (let row = firstRow; row <= lastRow; row++) {
     for (let col = 0; col < columns; col++) {
@@ -291,14 +305,11 @@ export function GridView() {
             setSel((s) => click(s, order, index, { toggle: e.ctrlKey || e.metaKey, extend: e.shiftKey }))
           }
         >
-          {token && (
-            <img
-              src={cropUrl(token, item.object_id, CROP)}
-              alt={`${item.class_name} ${item.object_id.slice(0, 8)}`}
-              width={CROP}
-              height={CROP}
-            />
-          )}
+          <CropImage
+            url={sheetUrl(sheetPlace(index).sheet)}
+            index={index}
+            label={`${item.class_name} ${item.object_id.slice(0, 8)}`}
+          />
           <span class={`state state-${item.state}`}>{item.state}</span>
           <span class="conf">{item.conf === null ? '—' : item.conf.toFixed(2)}</span>
         </div>,
@@ -389,3 +400,25 @@ const pickObject = (o: { state: string; class_name: string; version: number } | 
 
 const pastTense = (action: BulkAction, className: string | null) =>
   action === 'accept' ? 'accepted' : action === 'reject' ? 'rejected' : `relabelled as ${className}`;
+
+/** One crop: its cell of the sheet it came in (grey until the sheet has arrived). */
+function CropImage({ url, index, label }: { url: string | null; index: number; label: string }) {
+  const { col, row } = sheetPlace(index);
+  return (
+    <div
+      class="crop-image"
+      role="img"
+      aria-label={label}
+      data-ready={url ? 'true' : undefined}
+      style={
+        url
+          ? {
+              backgroundImage: `url(${url})`,
+              backgroundPosition: `-${col * CROP}px -${row * CROP}px`,
+              backgroundSize: `${SHEET_COLS * CROP}px auto`,
+            }
+          : undefined
+      }
+    />
+  );
+}

@@ -85,10 +85,15 @@ export function ReviewView() {
   const canvas = useRef<HTMLCanvasElement>(null);
   const painter = useRef<FramePainter | null>(null);
   const cache = useRef(new Map<string, Promise<FrameData>>());
+  /** The cached frames that have arrived, to paint without waiting for a promise. */
+  const ready = useRef(new Map<string, FrameData>());
   const shownAt = useRef(performance.now());
   const direction = useRef(1);
 
   const item = items[at] ?? null;
+  /** Where the review is, as the last key press left it (a render may not have followed yet). */
+  const atRef = useRef(at);
+  atRef.current = at;
 
   const frameData = (frameId: string): Promise<FrameData> => {
     const hit = cache.current.get(frameId);
@@ -101,11 +106,31 @@ export function ReviewView() {
       api.get<FrameData['frame']>(`/api/frames/${frameId}`),
       api.get<{ items: FrameObject[] }>(`/api/frames/${frameId}/objects`),
       media.frameImage(frameId).then((url) => loadImage(url)),
-    ]).then(([frame, objects, image]) => ({ frame, objects: objects.items, image }));
+    ]).then(([frame, objects, image]) => {
+      const data = { frame, objects: objects.items, image };
+      if (cache.current.get(frameId) === loading) ready.current.set(frameId, data);
+      return data;
+    });
     loading.catch(() => cache.current.delete(frameId));
     cache.current.set(frameId, loading);
-    while (cache.current.size > CACHE) cache.current.delete(cache.current.keys().next().value!);
+    while (cache.current.size > CACHE) {
+      const oldest = cache.current.keys().next().value!;
+      cache.current.delete(oldest);
+      ready.current.delete(oldest);
+    }
     return loading;
+  };
+
+  /** Paints an object of a frame, zoomed to it; `now` paints before this key press returns. */
+  const showObject = (data: FrameData, objectId: string, now = false) => {
+    const p = painter.current;
+    if (!p) return;
+    const target = data.objects.find((o) => o.id === objectId);
+    p.setFrame(data.image, data.frame.width, data.frame.height);
+    p.setObjects(data.objects, objectId);
+    if (target) p.fitBox(target.bbox as Box, 3);
+    else p.fitFrame();
+    if (now) p.paintNow();
   };
 
   // The queue, with the object of a deep link first when it is not on the first page.
@@ -165,13 +190,7 @@ export function ReviewView() {
       .then((data) => {
         if (stale) return;
         setCurrent(data);
-        const p = painter.current;
-        const target = data.objects.find((o) => o.id === item.object_id);
-        if (!p) return;
-        p.setFrame(data.image, data.frame.width, data.frame.height);
-        p.setObjects(data.objects, item.object_id);
-        if (target) p.fitBox(target.bbox as Box, 3);
-        else p.fitFrame();
+        if (painter.current?.selectedId !== item.object_id) showObject(data, item.object_id);
       })
       .catch((err: unknown) => !stale && setError(readableError(err)));
     for (let k = 1; k <= PREFETCH; k++) {
@@ -199,7 +218,13 @@ export function ReviewView() {
 
   const move = (by: number) => {
     direction.current = by >= 0 ? 1 : -1;
-    setAt((i) => Math.min(items.length - 1, Math.max(0, i + by)));
+    const next = Math.min(items.length - 1, Math.max(0, atRef.current + by));
+    atRef.current = next;
+    setAt(next);
+    // A prefetched frame is painted at once, not after the render and its effects (two frames later).
+    const target = items[next];
+    const data = target && ready.current.get(target.frame_id);
+    if (data) showObject(data, target.object_id, true);
   };
 
   /** The first object of the next (or previous) frame in the queue. */
