@@ -2,7 +2,9 @@ import type { BrowserContext } from 'playwright-core';
 import { createFrame } from '../testkit/annotations';
 import { createUserWithToken } from '../testkit/api';
 import {
+  dragOnFrame,
   eventually,
+  framePointOnPage,
   openPage,
   signedInContext,
   snapshot,
@@ -77,33 +79,12 @@ async function openEditor(page: TestPage, frameId: string, extra = '') {
   await page.locator(`canvas.frame-canvas[data-view][data-loaded="${frameId}"]`).waitFor();
 }
 
-/** A frame point as a page point, through the view the canvas says it painted with. */
-async function toScreen(page: TestPage, [fx, fy]: [number, number]): Promise<[number, number]> {
-  const canvas = page.getByTestId('editor-canvas');
-  const box = (await canvas.boundingBox())!;
-  const [scale, x, y] = (await canvas.getAttribute('data-view'))!.split(',').map(Number) as [
-    number,
-    number,
-    number,
-  ];
-  return [box.x + (fx - x) * scale, box.y + (fy - y) * scale];
-}
-
-async function dragFrame(page: TestPage, from: [number, number], to: [number, number]) {
-  const a = await toScreen(page, from);
-  const b = await toScreen(page, to);
-  await page.mouse.move(a[0], a[1]);
-  await page.mouse.down();
-  await page.mouse.move(b[0], b[1], { steps: 6 });
-  await page.mouse.up();
-}
-
 async function clickFrame(
   page: TestPage,
   p: [number, number],
   opts: { alt?: boolean; double?: boolean } = {},
 ) {
-  const [x, y] = await toScreen(page, p);
+  const [x, y] = await framePointOnPage(page, p);
   if (opts.double) return page.mouse.dblclick(x, y);
   if (opts.alt) await page.keyboard.down('Alt');
   await page.mouse.click(x, y);
@@ -134,7 +115,7 @@ describe('creating each shape with the mouse', () => {
     await withScreenshotOnFailure(page, 'editor create box', async () => {
       await openEditor(page, frame.id);
       await page.keyboard.press('b');
-      await dragFrame(page, [100, 80], [220, 160]);
+      await dragOnFrame(page, [100, 80], [220, 160]);
       await pickClass(page, 'truck');
       await page.getByRole('status').filter({ hasText: 'Created a box of class truck' }).waitFor();
       const o = await newest(frame.id);
@@ -216,7 +197,7 @@ describe('editing each shape', () => {
     await withScreenshotOnFailure(page, 'editor edit box', async () => {
       await openEditor(page, frame.id, `&object=${box.id}`);
       await eventually(async () => expect(await selectedId(page)).toBe(box.id));
-      await dragFrame(page, [200, 160], [240, 200]);
+      await dragOnFrame(page, [200, 160], [240, 200]);
       await eventually(async () => near((await readObject(box.id)).bbox, [100, 100, 240, 200]));
       await page.keyboard.press(']');
       await eventually(async () => expect((await readObject(box.id)).rot_deg).toBe(5));
@@ -242,7 +223,7 @@ describe('editing each shape', () => {
     await withScreenshotOnFailure(page, 'editor edit polygon', async () => {
       await openEditor(page, frame.id, `&object=${poly.id}`);
       await eventually(async () => expect(await selectedId(page)).toBe(poly.id));
-      await dragFrame(page, [400, 200], [420, 230]);
+      await dragOnFrame(page, [400, 200], [420, 230]);
       await eventually(async () =>
         near((await readObject(poly.id)).mask_polygons![0]!, [300, 100, 400, 100, 420, 230, 300, 200]),
       );
@@ -277,13 +258,13 @@ describe('editing each shape', () => {
       await openEditor(page, frame.id);
       await page.keyboard.press('Tab');
       await eventually(async () => expect(await selectedId(page)).toBe(line.id));
-      await dragFrame(page, [150, 250], [150, 200]);
+      await dragOnFrame(page, [150, 250], [150, 200]);
       await eventually(async () =>
         near((await readObject(line.id)).polyline![0]!, [50, 300, 150, 200, 250, 300]),
       );
       await page.keyboard.press('Tab');
       await eventually(async () => expect(await selectedId(page)).toBe(kp.id));
-      await dragFrame(page, [520, 90], [560, 120]);
+      await dragOnFrame(page, [520, 90], [560, 120]);
       await eventually(async () => {
         const o = await readObject(kp.id);
         near(o.keypoints!.foot!, [560, 120, 2]);

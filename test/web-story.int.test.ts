@@ -2,6 +2,7 @@ import { hashPassword } from '../api/auth/passwords';
 import { createFrame } from '../testkit/annotations';
 import { createUserWithToken } from '../testkit/api';
 import {
+  dragOnFrame,
   eventually,
   openPage,
   useWebUiForFile,
@@ -50,25 +51,6 @@ const object = async (id: string) =>
 const near = (actual: number[], expected: number[]) =>
   expect(actual.map((v, i) => Math.abs(v - expected[i]!) <= 1.5)).toEqual(expected.map(() => true));
 const shown = (page: TestPage) => page.locator('canvas.frame-canvas').getAttribute('data-painted');
-
-async function toScreen(page: TestPage, [fx, fy]: [number, number]): Promise<[number, number]> {
-  const canvas = page.getByTestId('editor-canvas');
-  const box = (await canvas.boundingBox())!;
-  const [scale, x, y] = (await canvas.getAttribute('data-view'))!.split(',').map(Number) as [
-    number,
-    number,
-    number,
-  ];
-  return [box.x + (fx - x) * scale, box.y + (fy - y) * scale];
-}
-
-async function dragFrame(page: TestPage, from: [number, number], to: [number, number]) {
-  const [a, b] = [await toScreen(page, from), await toScreen(page, to)];
-  await page.mouse.move(a[0], a[1]);
-  await page.mouse.down();
-  await page.mouse.move(b[0], b[1], { steps: 6 });
-  await page.mouse.up();
-}
 
 it('a reviewer’s day: keyboard queue, editor fixes, a bulk accept and a conflict resolved', async () => {
   const { db } = ctx.api.deps;
@@ -129,12 +111,12 @@ it('a reviewer’s day: keyboard queue, editor fixes, a bulk accept and a confli
 
       // 3. The editor: the car's box is too small (its corner is dragged out) and the pedestrian's
       //    polygon misses a foot (a vertex is dragged down).
-      await dragFrame(page, [200, 160], [230, 180]);
+      await dragOnFrame(page, [200, 160], [230, 180]);
       await eventually(async () => near((await object(cars[2]!)).bbox, [100, 100, 230, 180]));
       await page.keyboard.press('Tab');
       await eventually(async () => expect(await shown(page)).toBe(pedestrian));
       await page.keyboard.press('z'); // zoom to it
-      await dragFrame(page, [460, 220], [470, 240]);
+      await dragOnFrame(page, [460, 220], [470, 240]);
       await eventually(async () =>
         near((await object(pedestrian)).mask_polygons[0]!, [400, 100, 460, 100, 470, 240, 400, 220]),
       );

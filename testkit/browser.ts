@@ -140,3 +140,28 @@ export async function snapshot(page: Page, name: string): Promise<void> {
     path: path.join(SCREENSHOTS, `${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.png`),
   });
 }
+
+/**
+ * A frame point (frame pixels) as a page point, through the view the frame editor's canvas says it
+ * last painted with (`data-view`: scale, then the frame point at its top left).
+ */
+export async function framePointOnPage(page: Page, [fx, fy]: [number, number]): Promise<[number, number]> {
+  const canvas = page.getByTestId('editor-canvas');
+  const box = (await canvas.boundingBox())!;
+  const [scale, x, y] = (await canvas.getAttribute('data-view'))!.split(',').map(Number) as [
+    number,
+    number,
+    number,
+  ];
+  return [box.x + (fx - x) * scale, box.y + (fy - y) * scale];
+}
+
+/** Drags with the mouse from one frame point to another in the frame editor, in a few steps. */
+export async function dragOnFrame(page: Page, from: [number, number], to: [number, number]): Promise<void> {
+  const a = await framePointOnPage(page, from);
+  const b = await framePointOnPage(page, to);
+  await page.mouse.move(a[0], a[1]);
+  await page.mouse.down();
+  await page.mouse.move(b[0], b[1], { steps: 6 });
+  await page.mouse.up();
+}

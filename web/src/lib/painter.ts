@@ -357,6 +357,17 @@ export class FramePainter {
   }
 }
 
+/** The wheel zooms the canvas about the pointer (its own scroll is not the page's). */
+export function zoomOnWheel(
+  painter: FramePainter | null,
+  e: WheelEvent & { currentTarget: HTMLCanvasElement },
+): void {
+  e.preventDefault();
+  const r = e.currentTarget.getBoundingClientRect();
+  const ratio = window.devicePixelRatio || 1;
+  painter?.zoomAt(Math.exp(-e.deltaY / 300), (e.clientX - r.left) * ratio, (e.clientY - r.top) * ratio);
+}
+
 /**
  * The outlines, one stroke per state colour, one device pixel wide: the hairline is the
  * rasteriser's fast case, about three times cheaper than 1.5 px over thousands of outlines.

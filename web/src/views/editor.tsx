@@ -4,11 +4,12 @@ import { CheckpointsPanel } from '../components/checkpoints';
 import { ClassPicker, type OntologyClass } from '../components/class-picker';
 import { Filmstrip, type StripFrame } from '../components/filmstrip';
 import { ObjectPanel, type EditorObject } from '../components/object-panel';
+import { KeyHelp } from '../components/key-help';
 import { Problem } from '../components/problem';
 import { useApp } from '../context';
 import { EDITOR_KEYS, editorCommandOf, type EditorCommand } from '../lib/editor-keys';
 import { loadImage, MediaUrls } from '../lib/media';
-import { FramePainter, type Box, type Draft, type Handles, type View } from '../lib/painter';
+import { FramePainter, zoomOnWheel, type Box, type Draft, type Handles, type View } from '../lib/painter';
 import {
   boxCorners,
   drag,
@@ -752,16 +753,7 @@ export function EditorView() {
           onPointerMove={onPointerMove}
           onPointerUp={onPointerUp}
           onDblClick={onDoubleClick}
-          onWheel={(e) => {
-            e.preventDefault();
-            const r = e.currentTarget.getBoundingClientRect();
-            const ratio = window.devicePixelRatio || 1;
-            painter.current?.zoomAt(
-              Math.exp(-e.deltaY / 300),
-              (e.clientX - r.left) * ratio,
-              (e.clientY - r.top) * ratio,
-            );
-          }}
+          onWheel={(e) => zoomOnWheel(painter.current, e)}
         />
         <Filmstrip
           api={api}
@@ -882,26 +874,11 @@ export function EditorView() {
         </div>
       )}
       {help && (
-        <div class="help" role="dialog" aria-label="Keyboard shortcuts">
-          <h2>Frame editor keys</h2>
-          <table>
-            <tbody>
-              {EDITOR_KEYS.filter((k) => reviewer || !k.reviewer).map((k) => (
-                <tr key={k.command}>
-                  <td>
-                    {k.keys.map((key) => (
-                      <kbd key={key}>{key}</kbd>
-                    ))}
-                  </td>
-                  <td>{k.does}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <p class="muted">
-            Esc or ? closes this. Mouse: the wheel zooms about the pointer, dragging empty space pans.
-          </p>
-        </div>
+        <KeyHelp
+          title="Frame editor keys"
+          bindings={EDITOR_KEYS.filter((k) => reviewer || !k.reviewer)}
+          note="Mouse: the wheel zooms about the pointer, dragging empty space pans."
+        />
       )}
     </main>
   );

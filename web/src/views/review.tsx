@@ -1,11 +1,12 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, OfflineError, readableError } from '../api';
 import { ClassPicker, type OntologyClass } from '../components/class-picker';
+import { KeyHelp } from '../components/key-help';
 import { Problem } from '../components/problem';
 import { useApp } from '../context';
 import { REVIEW_KEYS, type ReviewCommand, commandOf } from '../lib/keys';
 import { loadImage, MediaUrls } from '../lib/media';
-import { FramePainter, type Box, type PaintedObject } from '../lib/painter';
+import { FramePainter, zoomOnWheel, type Box, type PaintedObject } from '../lib/painter';
 import { fetchQueuePage, useQueueFilters, type QueueItem } from '../lib/queue';
 import { useKeydown } from '../lib/use-keydown';
 import { navigate, useLocation, withQuery } from '../router';
@@ -493,16 +494,7 @@ export function ReviewView() {
           ref={canvas}
           class="frame-canvas"
           aria-label="Frame"
-          onWheel={(e) => {
-            e.preventDefault();
-            const r = e.currentTarget.getBoundingClientRect();
-            const ratio = window.devicePixelRatio || 1;
-            painter.current?.zoomAt(
-              Math.exp(-e.deltaY / 300),
-              (e.clientX - r.left) * ratio,
-              (e.clientY - r.top) * ratio,
-            );
-          }}
+          onWheel={(e) => zoomOnWheel(painter.current, e)}
           onPointerMove={(e) => {
             if (e.buttons !== 1) return;
             const ratio = window.devicePixelRatio || 1;
@@ -599,26 +591,7 @@ export function ReviewView() {
           }}
         />
       )}
-      {help && (
-        <div class="help" role="dialog" aria-label="Keyboard shortcuts">
-          <h2>Keyboard shortcuts</h2>
-          <table>
-            <tbody>
-              {REVIEW_KEYS.map((k) => (
-                <tr key={k.command}>
-                  <td>
-                    {k.keys.map((key) => (
-                      <kbd key={key}>{key}</kbd>
-                    ))}
-                  </td>
-                  <td>{k.does}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <p class="muted">Esc or ? closes this.</p>
-        </div>
-      )}
+      {help && <KeyHelp title="Keyboard shortcuts" bindings={REVIEW_KEYS} />}
     </main>
   );
 }
