@@ -4,6 +4,7 @@ import { CheckpointsPanel } from '../components/checkpoints';
 import { ClassPicker, type OntologyClass } from '../components/class-picker';
 import { Filmstrip, type StripFrame } from '../components/filmstrip';
 import { ObjectPanel, type EditorObject } from '../components/object-panel';
+import { ConflictDialog, type ConflictFacts } from '../components/conflict-dialog';
 import { KeyHelp } from '../components/key-help';
 import { Problem } from '../components/problem';
 import { useApp } from '../context';
@@ -860,18 +861,16 @@ export function EditorView() {
         </div>
       )}
       {conflict && (
-        <div class="conflict" role="dialog" aria-label="Someone else changed this object">
-          <h2>Someone else changed this object meanwhile</h2>
-          <p class="muted">Nothing was overwritten. Choose with one key.</p>
-          <div class="sides">
-            <ShapeFacts label="Yours" o={conflict.mine} />
-            <ShapeFacts label="Theirs (now)" o={conflict.theirs} />
-          </div>
-          <p class="choices">
-            <kbd>1</kbd> keep mine (my shape on their version) · <kbd>2</kbd> take theirs · <kbd>Esc</kbd>{' '}
-            decide later
-          </p>
-        </div>
+        <ConflictDialog
+          mine={shapeFacts(conflict.mine)}
+          theirs={shapeFacts(conflict.theirs)}
+          choices={
+            <>
+              <kbd>1</kbd> keep mine (my shape on their version) · <kbd>2</kbd> take theirs · <kbd>Esc</kbd>{' '}
+              decide later
+            </>
+          }
+        />
       )}
       {help && (
         <KeyHelp
@@ -906,29 +905,13 @@ const toggled = (set: Set<string>, value: string, on: boolean) => {
 };
 
 /** One side of a conflict: the object's class, state, version and where its shape lies. */
-function ShapeFacts({ label, o }: { label: string; o: EditorObject }) {
-  return (
-    <section aria-label={label}>
-      <h3>{label}</h3>
-      <dl class="facts">
-        <dt>Class</dt>
-        <dd>{o.class_name}</dd>
-        <dt>State</dt>
-        <dd>{o.state}</dd>
-        <dt>Version</dt>
-        <dd>{o.version}</dd>
-        <dt>Box</dt>
-        <dd class="mono">{o.bbox.map((v) => Math.round(v)).join(', ')}</dd>
-        {o.rot_deg ? (
-          <>
-            <dt>Rotation</dt>
-            <dd>{o.rot_deg}°</dd>
-          </>
-        ) : null}
-      </dl>
-    </section>
-  );
-}
+const shapeFacts = (o: EditorObject): ConflictFacts => [
+  ['Class', o.class_name],
+  ['State', o.state],
+  ['Version', o.version],
+  ['Box', <span class="mono">{o.bbox.map((v) => Math.round(v)).join(', ')}</span>],
+  ...(o.rot_deg ? ([['Rotation', `${o.rot_deg}°`]] as ConflictFacts) : []),
+];
 
 /** How far a grab reaches, in frame pixels, at a view scale. */
 const reach = (scale: number) => (GRAB_PX * (window.devicePixelRatio || 1)) / scale;

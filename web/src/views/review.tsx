@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, OfflineError, readableError } from '../api';
 import { ClassPicker, type OntologyClass } from '../components/class-picker';
+import { ConflictDialog } from '../components/conflict-dialog';
 import { KeyHelp } from '../components/key-help';
 import { Problem } from '../components/problem';
 import { useApp } from '../context';
@@ -544,42 +545,26 @@ export function ReviewView() {
         </p>
       </aside>
       {conflict && (
-        <div class="conflict" role="dialog" aria-label="Someone else changed this object">
-          <h2>Someone else changed this object meanwhile</h2>
-          <p class="muted">Nothing was overwritten. Choose with one key.</p>
-          <div class="sides">
-            <section aria-label="Yours">
-              <h3>Yours</h3>
-              <dl class="facts">
-                <dt>Decision</dt>
-                <dd>{conflict.intent.action}</dd>
-                <dt>State</dt>
-                <dd>{intendedState(conflict.intent.action)}</dd>
-                <dt>Class</dt>
-                <dd>{conflict.intent.className ?? conflict.intent.before.class_name}</dd>
-                <dt>Version seen</dt>
-                <dd>{conflict.intent.expectedVersion}</dd>
-              </dl>
-            </section>
-            <section aria-label="Theirs">
-              <h3>Theirs (now)</h3>
-              <dl class="facts">
-                <dt>Source</dt>
-                <dd>{conflict.theirs.source}</dd>
-                <dt>State</dt>
-                <dd>{conflict.theirs.state}</dd>
-                <dt>Class</dt>
-                <dd>{conflict.theirs.class_name}</dd>
-                <dt>Version</dt>
-                <dd>{conflict.theirs.version}</dd>
-              </dl>
-            </section>
-          </div>
-          <p class="choices">
-            <kbd>1</kbd> keep mine · <kbd>2</kbd> take theirs · <kbd>3</kbd> merge (my decision on their
-            version) · <kbd>Esc</kbd> decide later
-          </p>
-        </div>
+        <ConflictDialog
+          mine={[
+            ['Decision', conflict.intent.action],
+            ['State', intendedState(conflict.intent.action)],
+            ['Class', conflict.intent.className ?? conflict.intent.before.class_name],
+            ['Version seen', conflict.intent.expectedVersion],
+          ]}
+          theirs={[
+            ['Source', conflict.theirs.source],
+            ['State', conflict.theirs.state],
+            ['Class', conflict.theirs.class_name],
+            ['Version', conflict.theirs.version],
+          ]}
+          choices={
+            <>
+              <kbd>1</kbd> keep mine · <kbd>2</kbd> take theirs · <kbd>3</kbd> merge (my decision on their
+              version) · <kbd>Esc</kbd> decide later
+            </>
+          }
+        />
       )}
       {picking && (
         <ClassPicker
