@@ -71,7 +71,6 @@ export function ObjectPanel(props: {
   api: ApiClient;
   object: EditorObject;
   revision: number;
-  canJudge: boolean;
   onSaveAttrs: (attrs: Record<string, unknown>) => Promise<void>;
 }) {
   const { api, object } = props;

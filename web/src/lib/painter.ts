@@ -102,6 +102,8 @@ export class FramePainter {
   private handles: ((scale: number) => Handles | null) | null = null;
   private layer: Layer | null = null;
   private raster: Raster | null = null;
+  /** The canvas the outlines are rasterised into, kept for the next raster (it can be 4096² px). */
+  private rasterCanvas: HTMLCanvasElement | null = null;
   private settle = 0;
   /** True while a person pans or zooms (a jump to an object or the whole frame is no motion). */
   private moving = false;
@@ -122,17 +124,13 @@ export class FramePainter {
   setObjects(objects: PaintedObject[], selected: string | null = this.selected): void {
     this.objects = objects;
     this.selected = selected;
-    this.layer = null;
-    this.raster = null;
-    this.schedule();
+    this.redraw();
   }
 
   /** Objects for which `hide` answers true are not drawn (the editor's layer filter). */
   setHidden(hide: ((o: PaintedObject) => boolean) | null): void {
     this.hidden = hide;
-    this.layer = null;
-    this.raster = null;
-    this.schedule();
+    this.redraw();
   }
 
   setDraft(draft: Draft | null): void {
@@ -158,6 +156,13 @@ export class FramePainter {
     this.setView({ scale: 1, x: cx - this.canvas.width / 2, y: cy - this.canvas.height / 2 });
   }
 
+  /** What is drawn changed (objects, selection, layers): the outlines are laid out again. */
+  private redraw(): void {
+    this.layer = null;
+    this.raster = null;
+    this.schedule();
+  }
+
   /** Jumps to a view (no motion: the outlines are drawn sharp for it at once). */
   setView(view: View): void {
     this.view = view;
@@ -172,9 +177,7 @@ export class FramePainter {
 
   select(id: string | null): void {
     this.selected = id;
-    this.layer = null;
-    this.raster = null;
-    this.schedule();
+    this.redraw();
   }
 
   /** Fits the canvas to its element's size in device pixels. */
@@ -257,8 +260,9 @@ export class FramePainter {
       if (!path) paths.set(colour, (path = new Path2D()));
       trace(path, o);
       if (o.keypoints && Object.keys(o.keypoints).length) {
-        const list = keypoints.get(colour) ?? [];
-        keypoints.set(colour, [...list, o]);
+        const list = keypoints.get(colour);
+        if (list) list.push(o);
+        else keypoints.set(colour, [o]);
       }
     }
     return { paths, keypoints, chosen };
@@ -276,7 +280,7 @@ export class FramePainter {
       Math.max(0, Math.min(width / 2, (MAX_RASTER - width) / 2)) | 0,
       Math.max(0, Math.min(height / 2, (MAX_RASTER - height) / 2)) | 0,
     ];
-    const canvas = this.raster?.canvas ?? document.createElement('canvas');
+    const canvas = (this.rasterCanvas ??= document.createElement('canvas'));
     canvas.width = width + 2 * margin[0];
     canvas.height = height + 2 * margin[1];
     const ctx = canvas.getContext('2d')!;
@@ -332,6 +336,7 @@ export class FramePainter {
     } else strokeOutlines(ctx, layer, scale);
     // Keypoint dots keep their size on screen, so they are laid out at each paint (they are few).
     const dot = 3 / scale;
+    ctx.lineWidth = 1 / scale;
     for (const [colour, objects] of layer.keypoints) {
       const path = new Path2D();
       for (const o of objects) traceKeypoints(path, o, dot);

@@ -23,6 +23,16 @@ export interface QueuePage {
   next_cursor: string | null;
 }
 
+/** Every state an object can be in (spec, States and transitions), in the order the UI lists them. */
+export const OBJECT_STATES = [
+  'review',
+  'submitted',
+  'annotate',
+  'auto_accept',
+  'accepted',
+  'rejected',
+] as const;
+
 export const DEFAULT_STATES = 'review,submitted';
 
 /** The queue's filters, as the URL holds them (so a queue can be bookmarked and shared). */

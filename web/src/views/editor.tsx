@@ -32,6 +32,7 @@ import {
   type Shape,
 } from '../lib/shapes';
 import { useKeydown } from '../lib/use-keydown';
+import { OBJECT_STATES } from '../lib/queue';
 import { navigate, useLocation, withQuery } from '../router';
 
 interface FrameMeta {
@@ -53,7 +54,6 @@ type Gesture =
   | { kind: 'shape'; id: string; handle: Handle; from: Point; start: Shape; latest: Shape | null }
   | { kind: 'box'; from: Point };
 
-const STATES = ['review', 'submitted', 'annotate', 'auto_accept', 'accepted', 'rejected'] as const;
 /** Mask polygons are read from the object store one object at a time; this many at once. */
 const MASK_READS = 8;
 /** Handles are grabbed within this many screen pixels. */
@@ -348,11 +348,11 @@ export function EditorView() {
     replaceObject(await readObject(objectId));
   };
 
-  /** A review (class, state, attributes) of the selected object, against its version. */
-  const review = (body: Record<string, unknown>) => {
+  /** A review (class, state, attributes) of the selected object, against its version; settles once written. */
+  const review = async (body: Record<string, unknown>): Promise<void> => {
     const o = selectedObject;
     if (!o) return;
-    void write(o.id, null, async () => {
+    await write(o.id, null, async () => {
       const version = objectsRef.current.find((x) => x.id === o.id)?.version ?? o.version;
       await api.post(`/api/objects/${o.id}/review`, { reviewer: who, expected_version: version, ...body });
       replaceObject(await readObject(o.id));
@@ -789,40 +789,25 @@ export function EditorView() {
             api={api}
             object={selectedObject}
             revision={revision}
-            canJudge={reviewer}
-            onSaveAttrs={async (attrs) => review({ action: 'edit', attrs })}
+            onSaveAttrs={(attrs) => review({ action: 'edit', attrs })}
           />
         ) : (
           <p class="muted">Click an object (or press Tab) to see and edit it.</p>
         )}
         <details open>
           <summary>Layers</summary>
-          <fieldset class="layers" aria-label="Classes shown">
-            <legend>Classes</legend>
-            {classesOnFrame.map((c) => (
-              <label key={c} class="check">
-                <input
-                  type="checkbox"
-                  checked={!hiddenClasses.has(c)}
-                  onChange={(e) => setHiddenClasses(toggled(hiddenClasses, c, !e.currentTarget.checked))}
-                />
-                {c}
-              </label>
-            ))}
-          </fieldset>
-          <fieldset class="layers" aria-label="States shown">
-            <legend>States</legend>
-            {STATES.map((s) => (
-              <label key={s} class="check">
-                <input
-                  type="checkbox"
-                  checked={!hiddenStates.has(s)}
-                  onChange={(e) => setHiddenStates(toggled(hiddenStates, s, !e.currentTarget.checked))}
-                />
-                {s}
-              </label>
-            ))}
-          </fieldset>
+          <LayerToggles
+            legend="Classes"
+            values={classesOnFrame}
+            hidden={hiddenClasses}
+            onChange={setHiddenClasses}
+          />
+          <LayerToggles
+            legend="States"
+            values={OBJECT_STATES}
+            hidden={hiddenStates}
+            onChange={setHiddenStates}
+          />
         </details>
         <CheckpointsPanel
           api={api}
@@ -844,7 +829,7 @@ export function EditorView() {
             const p = picking;
             setPicking(null);
             if (p.for === 'create') create({ ...p.body, class_name: name });
-            else review({ action: 'edit', class_name: name });
+            else void review({ action: 'edit', class_name: name });
           }}
         />
       )}
@@ -897,12 +882,34 @@ function useLatestState<T>(initial: T): [T, (value: T) => void, { readonly curre
   return [value, set, ref];
 }
 
-const toggled = (set: Set<string>, value: string, on: boolean) => {
-  const next = new Set(set);
-  if (on) next.add(value);
-  else next.delete(value);
-  return next;
-};
+/** One check box per value, checked while the value is shown (the Layers panel). */
+function LayerToggles(props: {
+  legend: string;
+  values: readonly string[];
+  hidden: Set<string>;
+  onChange: (hidden: Set<string>) => void;
+}) {
+  return (
+    <fieldset class="layers" aria-label={`${props.legend} shown`}>
+      <legend>{props.legend}</legend>
+      {props.values.map((v) => (
+        <label key={v} class="check">
+          <input
+            type="checkbox"
+            checked={!props.hidden.has(v)}
+            onChange={(e) => {
+              const next = new Set(props.hidden);
+              if (e.currentTarget.checked) next.delete(v);
+              else next.add(v);
+              props.onChange(next);
+            }}
+          />
+          {v}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
 
 /** One side of a conflict: the object's class, state, version and where its shape lies. */
 const shapeFacts = (o: EditorObject): ConflictFacts => [

@@ -2,10 +2,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { readableError } from '../api';
 import { Problem } from '../components/problem';
 import { useApp } from '../context';
-import { fetchQueuePage, useQueueFilters, type QueueItem } from '../lib/queue';
+import { fetchQueuePage, OBJECT_STATES, useQueueFilters, type QueueItem } from '../lib/queue';
 import { navigate, withQuery } from '../router';
 
-const STATES = ['review', 'submitted', 'annotate', 'auto_accept', 'accepted', 'rejected'] as const;
 const PAGE = 100;
 
 const fmt = (n: number | null, digits = 2) => (n === null ? '—' : n.toFixed(digits));
@@ -140,7 +139,7 @@ export function QueueView() {
         </label>
         <fieldset>
           <legend>States</legend>
-          {STATES.map((s) => (
+          {OBJECT_STATES.map((s) => (
             <label key={s} class="check">
               <input
                 type="checkbox"
@@ -151,7 +150,7 @@ export function QueueView() {
                   const next = new Set(states);
                   if (e.currentTarget.checked) next.add(s);
                   else next.delete(s);
-                  apply({ state: STATES.filter((x) => next.has(x)).join(',') });
+                  apply({ state: OBJECT_STATES.filter((x) => next.has(x)).join(',') });
                 }}
               />
               {s}

@@ -86,9 +86,8 @@ export function ReviewView() {
   const flushing = useRef(false);
   const canvas = useRef<HTMLCanvasElement>(null);
   const painter = useRef<FramePainter | null>(null);
-  const cache = useRef(new Map<string, Promise<FrameData>>());
-  /** The cached frames that have arrived, to paint without waiting for a promise. */
-  const ready = useRef(new Map<string, FrameData>());
+  /** Frames fetched or on their way; `data` once arrived, to paint without waiting for a promise. */
+  const cache = useRef(new Map<string, { loading: Promise<FrameData>; data?: FrameData }>());
   const shownAt = useRef(performance.now());
   const direction = useRef(1);
 
@@ -102,25 +101,19 @@ export function ReviewView() {
     if (hit) {
       cache.current.delete(frameId);
       cache.current.set(frameId, hit); // most recently used last
-      return hit;
+      return hit.loading;
     }
-    const loading = Promise.all([
-      api.get<FrameData['frame']>(`/api/frames/${frameId}`),
-      api.get<{ items: FrameObject[] }>(`/api/frames/${frameId}/objects`),
-      media.frameImage(frameId).then((url) => loadImage(url)),
-    ]).then(([frame, objects, image]) => {
-      const data = { frame, objects: objects.items, image };
-      if (cache.current.get(frameId) === loading) ready.current.set(frameId, data);
-      return data;
-    });
-    loading.catch(() => cache.current.delete(frameId));
-    cache.current.set(frameId, loading);
-    while (cache.current.size > CACHE) {
-      const oldest = cache.current.keys().next().value!;
-      cache.current.delete(oldest);
-      ready.current.delete(oldest);
-    }
-    return loading;
+    const entry: { loading: Promise<FrameData>; data?: FrameData } = {
+      loading: Promise.all([
+        api.get<FrameData['frame']>(`/api/frames/${frameId}`),
+        api.get<{ items: FrameObject[] }>(`/api/frames/${frameId}/objects`),
+        media.frameImage(frameId).then((url) => loadImage(url)),
+      ]).then(([frame, objects, image]) => (entry.data = { frame, objects: objects.items, image })),
+    };
+    entry.loading.catch(() => cache.current.delete(frameId));
+    cache.current.set(frameId, entry);
+    while (cache.current.size > CACHE) cache.current.delete(cache.current.keys().next().value!);
+    return entry.loading;
   };
 
   /** Paints an object of a frame, zoomed to it; `now` paints before this key press returns. */
@@ -225,7 +218,7 @@ export function ReviewView() {
     setAt(next);
     // A prefetched frame is painted at once, not after the render and its effects (two frames later).
     const target = items[next];
-    const data = target && ready.current.get(target.frame_id);
+    const data = target && cache.current.get(target.frame_id)?.data;
     if (data) showObject(data, target.object_id, true);
   };
 
@@ -248,7 +241,7 @@ export function ReviewView() {
         i.object_id === objectId ? { ...i, state: o.state, class_name: o.class_name, version: o.version } : i,
       ),
     );
-    const data = await cache.current.get(o.frame_id);
+    const data = await cache.current.get(o.frame_id)?.loading;
     if (data) {
       data.objects = data.objects.map((x) => (x.id === objectId ? { ...x, ...o } : x));
       if (item?.frame_id === o.frame_id) painter.current?.setObjects(data.objects);
