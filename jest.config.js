@@ -2,7 +2,9 @@
 // tests under test/ (`*.int.test.ts`) need the local stack and run in band.
 const transform = { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 // ESM-only packages that jest (on Node 20) must compile to CommonJS like our own code.
-const transformIgnorePatterns = ['/node_modules/(?!(jose|@prisma/schema-engine-wasm)/)'];
+const transformIgnorePatterns = [
+  '/node_modules/(?!(jose|@prisma/schema-engine-wasm|hyparquet|hyparquet-writer)/)',
+];
 
 module.exports = {
   projects: [

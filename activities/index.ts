@@ -4,6 +4,7 @@ import { createRevertActivities } from './agent-runs/revert';
 import { createAutolabelActivities } from './autolabel';
 import { createAutolabelJobActivities } from './autolabel/jobs';
 import { createDetectActivities } from './detect';
+import { createExportActivities } from './export';
 import { createControlSeedActivities } from './govern/control-seed';
 import { createIngestActivities } from './ingest';
 import { createInspectorActivities } from './inspector';
@@ -21,6 +22,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createAgentRunActivities(deps),
     ...createRedetectCorpusActivities(deps),
     ...createRevertActivities(deps),
+    ...createExportActivities(deps),
   };
 }
 

@@ -33,6 +33,10 @@ import { createFusionBoardRoutes } from './routes/fusion/board';
 import { createFusionThresholdRoutes } from './routes/fusion/thresholds';
 import { createGovernControlRoutes } from './routes/govern/control';
 import { createAgentRunRoutes } from './routes/agent';
+import { createScenarioExportRoutes } from './routes/export/scenario';
+import { createExportRoutes } from './routes/export';
+import { createDatasetExportRoutes } from './routes/datasets/export';
+import { createExportJobRoutes } from './routes/edge/exports';
 import { serveWebUi } from './http/web-ui';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
@@ -63,6 +67,10 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createFusionBoardRoutes(deps),
     createGovernControlRoutes(deps),
     createAgentRunRoutes(deps),
+    createExportRoutes(deps),
+    createDatasetExportRoutes(deps),
+    createExportJobRoutes(deps),
+    createScenarioExportRoutes(deps),
   ];
 }
 

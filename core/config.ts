@@ -21,6 +21,9 @@ export const BUILT_IN_SECRETS = {
   'auth.tokenSecret': 'local-only-token-secret-do-not-deploy',
   'storage.secretKey': 'drivelab-local-secret',
   'database.url': 'postgresql://drivelab:drivelab@127.0.0.1:55432/drivelab',
+  // Ed25519 (PKCS#8 PEM) that signs dataset certificates in local and test environments only.
+  'export.signingKey':
+    '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIMzJn3DAuSxGeeEv6oiXQowiUVHmp0prWXB5gUS0P1Ej\n-----END PRIVATE KEY-----\n',
 } as const;
 
 const num = z.coerce.number();
@@ -73,6 +76,8 @@ export const ConfigSchema = z.object({
           redacted: z.string().default('frames-redacted'),
           masks: z.string().default('masks'),
           exports: z.string().default('exports'),
+          /** Parquet tables published from dataset commits (POST /api/datasets/lake/publish). */
+          lake: z.string().default('lake'),
           models: z.string().default('models'),
           uploads: z.string().default('uploads'),
         })
@@ -250,6 +255,19 @@ export const ConfigSchema = z.object({
       corpusPageSize: int.min(1).max(1000).default(100),
     })
     .prefault({}),
+  /** Dataset export, commits and certificates (docs/datasets.md). */
+  export: z
+    .object({
+      /** Ed25519 private key (PKCS#8 PEM) that signs dataset certificates; the built-in one is refused outside local/test. */
+      signingKey: z.string().min(1).default(BUILT_IN_SECRETS['export.signingKey']),
+      /** Frames per export page: one heartbeat, one cursor step and one set of parts per page. */
+      pageFrames: int.min(1).max(20000).default(2000),
+      /** Mask blobs and redacted images fetched at once while writing a page. */
+      fetchConcurrency: int.min(1).max(64).default(16),
+      /** Heartbeat timeout of the page-writing activity: how soon a killed worker's export resumes elsewhere. */
+      heartbeatTimeoutSeconds: int.min(2).default(60),
+    })
+    .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),
   workers: z
     .object({
@@ -294,6 +312,7 @@ function secretsStillDefault(config: AppConfig): string[] {
     'auth.tokenSecret': config.auth.tokenSecret,
     'storage.secretKey': config.storage.secretKey,
     'database.url': config.database.url,
+    'export.signingKey': config.export.signingKey,
   };
   return (Object.keys(BUILT_IN_SECRETS) as Array<keyof typeof BUILT_IN_SECRETS>).filter(
     (k) => current[k] === BUILT_IN_SECRETS[k],

@@ -1,13 +1,10 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import pino from 'pino';
 import type { WorkerProcess } from '../runtime/worker-process';
 import { startGpuWorkerProcess } from '../workers-gpu/process';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession, vehicleFrames } from '../testkit/media/vehicles';
-import { REPO_ROOT, localStackEnv } from '../testkit/stack';
+import { spawnWorkerProcess } from '../testkit/worker-process';
 
 /**
  * A gpu worker process dies (SIGKILL) in the middle of a session. Temporal notices the missing
@@ -31,38 +28,12 @@ afterAll(async () => {
 });
 
 function startWorkerProcess() {
-  // tsx's loader in this very process (not its CLI, which forks a child that SIGKILL would orphan).
-  const tsx = path.join(REPO_ROOT, 'node_modules/tsx/dist');
-  const proc = spawn(
-    process.execPath,
-    [
-      '--require',
-      path.join(tsx, 'preflight.cjs'),
-      '--import',
-      pathToFileURL(path.join(tsx, 'loader.mjs')).href,
-      path.join(REPO_ROOT, 'workers-gpu/main.ts'),
-    ],
-    {
-      env: {
-        ...process.env,
-        ...localStackEnv(),
-        APP_ENV: 'test',
-        APP_LOG__LEVEL: 'info',
-        DATABASE_URL: stack.db.url,
-        APP_DATABASE__URL: stack.db.url,
-        APP_TEMPORAL__ADDRESS: stack.env.address,
-        APP_WORKERS__GPU_DEVICE: '31',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  proc.stdout.on('data', (d) => (output += d));
-  proc.stderr.on('data', (d) => (output += d));
-  const exited = new Promise<NodeJS.Signals | number | null>((r) =>
-    proc.once('exit', (code, signal) => r(signal ?? code)),
-  );
-  return { proc, exited, output: () => output };
+  return spawnWorkerProcess('workers-gpu/main.ts', {
+    DATABASE_URL: stack.db.url,
+    APP_DATABASE__URL: stack.db.url,
+    APP_TEMPORAL__ADDRESS: stack.env.address,
+    APP_WORKERS__GPU_DEVICE: '31',
+  });
 }
 
 it('resumes a session from the heartbeat after its worker is killed, without duplicate objects', async () => {

@@ -10,3 +10,4 @@ export { uploadHashWorkflow } from './upload';
 export { controlSeedWorkflow } from './control-seed';
 export { redetectCorpusWorkflow } from './redetect-corpus';
 export { revertAgentRunWorkflow } from './revert-agent-run';
+export { exportWorkflow } from './export';

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { PassThrough, type Readable } from 'node:stream';
+import type { CommitFile } from '../../core/datasets/manifest';
+import type { ObjectStore } from '../storage/object-store';
+
+/** Writes of an export into the exports bucket, each returning what the manifest records of it. */
+export function createExportStore(storage: ObjectStore) {
+  const bucket = storage.bucket('exports');
+  const client = storage.client;
+
+  async function readAll(stream: Readable): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  return {
+    bucket,
+    async put(key: string, path: string, body: Buffer | string, contentType: string): Promise<CommitFile> {
+      const bytes = Buffer.from(body);
+      await client.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType });
+      return { path, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+    },
+    async get(key: string): Promise<Buffer> {
+      return readAll(await client.getObject(bucket, key));
+    },
+    async getFrom(bucketName: string, key: string): Promise<Buffer> {
+      return readAll(await client.getObject(bucketName, key));
+    },
+    /** The text of an object, or null when it does not exist (a page that wrote no part). */
+    async getTextOrNull(key: string): Promise<string | null> {
+      try {
+        return (await readAll(await client.getObject(bucket, key))).toString('utf8');
+      } catch (err) {
+        if ((err as { code?: string }).code === 'NoSuchKey') return null;
+        throw err;
+      }
+    },
+    /**
+     * Streams pieces into one object, hashing on the way: `write` is called with a function that
+     * appends, so the whole object is never in memory.
+     */
+    async stream(
+      key: string,
+      path: string,
+      contentType: string,
+      write: (append: (chunk: string | Buffer) => Promise<void>) => Promise<void>,
+    ): Promise<CommitFile> {
+      const body = new PassThrough();
+      const hash = createHash('sha256');
+      let size = 0;
+      const upload = client.putObject(bucket, key, body, undefined, { 'Content-Type': contentType });
+      const append = async (chunk: string | Buffer) => {
+        const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+        if (!bytes.length) return;
+        hash.update(bytes);
+        size += bytes.length;
+        if (!body.write(bytes)) await new Promise<void>((resolve) => body.once('drain', resolve));
+      };
+      try {
+        await write(append);
+        body.end();
+      } catch (err) {
+        body.destroy(err as Error);
+        await upload.catch(() => undefined);
+        throw err;
+      }
+      await upload;
+      return { path, sha256: hash.digest('hex'), size };
+    },
+    async removePrefix(prefix: string): Promise<void> {
+      const keys: string[] = [];
+      for await (const item of client.listObjectsV2(bucket, prefix, true) as AsyncIterable<{ name?: string }>)
+        if (item.name) keys.push(item.name);
+      for (let i = 0; i < keys.length; i += 1000) await client.removeObjects(bucket, keys.slice(i, i + 1000));
+    },
+  };
+}
+
+export type ExportStore = ReturnType<typeof createExportStore>;
+
+/** Runs `fn` over `items` with at most `limit` at once, keeping the input order of the results. */
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}

@@ -1,0 +1,259 @@
+import type { Response } from 'express';
+import { z } from 'zod';
+import { DEFAULT_EXPORT_PREDICATE, SlicePredicate } from '../../core/curation/slice';
+import { ConflictError, InputError, NotFoundError, RefusedError } from '../../core/errors';
+import { SplitIn } from '../../core/export/splits';
+import { recordAudit } from '../../activities/audit';
+import { EXPORT_FORMATS, exportWorkflowId, type ExportProgress } from '../../activities/export';
+import { sliceIsEmpty } from '../../activities/export/pages';
+import { evaluatePrivacyGate, type GateReport } from '../../activities/export/privacy-gate';
+import { prismaSql } from '../../activities/export/sql';
+import type { ExportJob, Prisma } from '../../generated/prisma/client';
+import { exportWorkflow } from '../../workflows/export';
+import type { AppDeps } from '../deps';
+import type { Principal } from '../auth/principal';
+import { startWorkflow } from './start-workflow';
+
+/**
+ * Starting and reading exports, shared by the `export` and `datasets` groups (both start one) and
+ * the `edge` group (resumable exports, progress, resume). docs/datasets.md.
+ */
+
+export const ExportIn = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lower-case letters, digits, . _ -; at most 64')
+      .default('default')
+      .meta({ description: 'dataset name; each export of a name is its next version' }),
+    slice_id: z.uuid().nullable().default(null).meta({ description: 'a saved slice to export' }),
+    predicate: SlicePredicate.nullable()
+      .default(null)
+      .meta({ description: 'an inline slice; with neither, the accepted and auto-accepted objects' }),
+    formats: z
+      .array(z.enum(EXPORT_FORMATS))
+      .min(1)
+      .max(EXPORT_FORMATS.length)
+      .default([...EXPORT_FORMATS]),
+    yolo_task: z.enum(['detect', 'segment']).default('detect'),
+    include_images: z
+      .boolean()
+      .default(true)
+      .meta({ description: 'copy the redacted images into the dataset' }),
+    split: SplitIn.prefault({}),
+  })
+  .refine((b) => !(b.slice_id && b.predicate), {
+    message: 'give slice_id or predicate, not both',
+    path: ['predicate'],
+  });
+export type ExportIn = z.infer<typeof ExportIn>;
+
+export const EXPORT_START_STATUSES = {
+  404: 'no such slice',
+  409: 'an export of this job is already running',
+  422: 'refused by the privacy gate (the body lists the blocking sessions), an unknown class, or an empty slice',
+};
+
+async function resolvePredicate(deps: AppDeps, body: ExportIn): Promise<SlicePredicate> {
+  if (!body.slice_id) return body.predicate ?? DEFAULT_EXPORT_PREDICATE;
+  const slice = await deps.db.slice.findUnique({ where: { id: body.slice_id } });
+  if (!slice) throw new NotFoundError(`no slice ${body.slice_id}`);
+  return SlicePredicate.parse(slice.predicate);
+}
+
+export async function checkClassNames(deps: Pick<AppDeps, 'db'>, predicate: SlicePredicate): Promise<void> {
+  if (!predicate.classes) return;
+  const known = await deps.db.ontologyClass.findMany({
+    where: { name: { in: predicate.classes } },
+    select: { name: true },
+  });
+  const missing = predicate.classes.filter((n) => !known.some((k) => k.name === n));
+  if (missing.length)
+    throw new InputError(`unknown class(es): ${missing.join(', ')}`, [
+      { field: 'predicate.classes', message: `not in the ontology: ${missing.join(', ')}` },
+    ]);
+}
+
+/** A refusal names each blocking session, and per session the frames and objects that lack coverage. */
+function gateRefusal(gate: GateReport): RefusedError {
+  const sessions = gate.blocking_sessions.map((s) => `${s.name} (${s.session_id})`).join(', ');
+  return new RefusedError(
+    `the privacy gate (enforcing) refused the export: ${gate.frames_without_audit} frame(s) without a PII audit and ${gate.uncovered_objects} person/vehicle object(s) without a contained redaction, in ${gate.blocking_sessions.length} session(s): ${sessions}`,
+    {
+      gate_mode: gate.mode,
+      frames_without_audit: gate.frames_without_audit,
+      uncovered_objects: gate.uncovered_objects,
+      blocking_sessions: gate.blocking_sessions,
+    },
+  );
+}
+
+/**
+ * Validates the selection, runs the privacy gate in the request (one SQL statement) so a refusal
+ * is the 422 the spec names, creates the job and starts `export-<job_id>`; a failed start removes
+ * the job again.
+ */
+export async function startExport(
+  deps: AppDeps,
+  res: Response,
+  body: ExportIn,
+  caller: { principal: Principal; requestId: string },
+) {
+  const predicate = await resolvePredicate(deps, body);
+  await checkClassNames(deps, predicate);
+  const mode = deps.config.pii.coverageGate;
+  const gate = await evaluatePrivacyGate(prismaSql(deps.db), predicate, mode);
+  if (gate.outcome === 'refused') {
+    await recordAudit(deps.db, {
+      actorId: caller.principal.userId,
+      action: 'export.refused',
+      subjectType: 'export',
+      detail: {
+        name: body.name,
+        frames_without_audit: gate.frames_without_audit,
+        uncovered_objects: gate.uncovered_objects,
+        sessions: gate.blocking_sessions.map((s) => s.session_id),
+      },
+      requestId: caller.requestId,
+    });
+    throw gateRefusal(gate);
+  }
+  if (await sliceIsEmpty(prismaSql(deps.db), predicate))
+    throw new RefusedError('the slice selects no objects to export');
+  if (gate.outcome === 'gaps')
+    deps.logger.warn(
+      { frames_without_audit: gate.frames_without_audit, uncovered_objects: gate.uncovered_objects },
+      'export privacy gate (advisory): coverage gaps let through',
+    );
+  const json = (v: unknown) => v as Prisma.InputJsonValue;
+  const job = await deps.db.exportJob.create({
+    data: {
+      name: body.name,
+      sliceId: body.slice_id,
+      predicate: json(predicate),
+      formats: body.formats,
+      includeImages: body.include_images,
+      split: json({ ...body.split, yolo_task: body.yolo_task }),
+      gateMode: mode,
+      gate: json(gate),
+      createdBy: caller.principal.userId,
+    },
+  });
+  const workflowId = exportWorkflowId(job.id);
+  try {
+    const started = await startWorkflow(deps, res, {
+      workflow: exportWorkflow,
+      workflowId,
+      args: [{ jobId: job.id, heartbeatTimeoutSeconds: deps.config.export.heartbeatTimeoutSeconds }],
+      location: `/api/exports/${job.id}/progress`,
+      what: `export ${job.id}`,
+    });
+    await deps.db.exportJob.update({ where: { id: job.id }, data: { workflowId } });
+    await recordAudit(deps.db, {
+      actorId: caller.principal.userId,
+      action: 'export.started',
+      subjectType: 'export',
+      subjectId: job.id,
+      detail: { name: body.name, formats: body.formats, gate: gate.outcome },
+      requestId: caller.requestId,
+    });
+    return {
+      job_id: job.id,
+      name: job.name,
+      state: job.state,
+      formats: job.formats,
+      gate: gateSummary(gate),
+      ...started,
+    };
+  } catch (err) {
+    await deps.db.exportJob.delete({ where: { id: job.id } });
+    throw err;
+  }
+}
+
+const gateSummary = (gate: GateReport) => ({
+  mode: gate.mode,
+  outcome: gate.outcome,
+  checked_frames: gate.checked_frames,
+  frames_without_audit: gate.frames_without_audit,
+  uncovered_objects: gate.uncovered_objects,
+  sessions_with_gaps: gate.blocking_sessions.map((s) => s.session_id),
+});
+
+export function exportJobOut(job: ExportJob) {
+  const p = (job.progress ?? {}) as Partial<ExportProgress>;
+  const framesTotal = p.total_frames ?? null;
+  return {
+    job_id: job.id,
+    name: job.name,
+    state: job.state,
+    formats: job.formats,
+    include_images: job.includeImages,
+    slice_id: job.sliceId,
+    predicate: job.predicate,
+    gate: gateSummary(job.gate as unknown as GateReport),
+    progress: {
+      pages_done: p.pages_done ?? 0,
+      frames_done: p.frames_done ?? 0,
+      frames_total: framesTotal,
+      objects_done: p.objects_done ?? 0,
+      objects_total: p.total_objects ?? null,
+      fraction:
+        job.state === 'succeeded' ? 1 : framesTotal ? Math.min(0.99, (p.frames_done ?? 0) / framesTotal) : 0,
+    },
+    resumable: job.state === 'failed',
+    commit_id: job.commitId,
+    error: job.error,
+    workflow_id: job.workflowId,
+    created_by: job.createdBy,
+    created_at: job.createdAt.toISOString(),
+    updated_at: job.updatedAt.toISOString(),
+    finished_at: job.finishedAt?.toISOString() ?? null,
+  };
+}
+
+/** Starts a failed export's workflow again under its id; it continues after the last page written. */
+export async function resumeExport(
+  deps: AppDeps,
+  res: Response,
+  jobId: string,
+  caller: { principal: Principal; requestId: string },
+) {
+  const job = await deps.db.exportJob.findUnique({ where: { id: jobId } });
+  if (!job) throw new NotFoundError(`no export job ${jobId}`);
+  if (job.state !== 'failed')
+    throw new ConflictError(
+      job.state === 'succeeded'
+        ? `export ${jobId} already finished as commit ${job.commitId}`
+        : job.state === 'refused'
+          ? `export ${jobId} was refused by the privacy gate; start a new export once the gaps are redacted`
+          : `export ${jobId} is ${job.state}, not failed`,
+    );
+  // Queued before the start, so the resumed run's own `running` is never overwritten.
+  const resumed = await deps.db.exportJob.update({
+    where: { id: job.id },
+    data: { state: 'queued', error: null },
+  });
+  let started;
+  try {
+    started = await startWorkflow(deps, res, {
+      workflow: exportWorkflow,
+      workflowId: exportWorkflowId(job.id),
+      args: [{ jobId: job.id, heartbeatTimeoutSeconds: deps.config.export.heartbeatTimeoutSeconds }],
+      location: `/api/exports/${job.id}/progress`,
+      what: `export ${job.id}`,
+    });
+  } catch (err) {
+    await deps.db.exportJob.update({ where: { id: job.id }, data: { state: 'failed', error: job.error } });
+    throw err;
+  }
+  await recordAudit(deps.db, {
+    actorId: caller.principal.userId,
+    action: 'export.resumed',
+    subjectType: 'export',
+    subjectId: job.id,
+    detail: { after_page: (job.cursor as { page?: number } | null)?.page ?? 0 },
+    requestId: caller.requestId,
+  });
+  return { ...exportJobOut(resumed), ...started };
+}
