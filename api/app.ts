@@ -37,6 +37,11 @@ import { createScenarioExportRoutes } from './routes/export/scenario';
 import { createExportRoutes } from './routes/export';
 import { createDatasetExportRoutes } from './routes/datasets/export';
 import { createExportJobRoutes } from './routes/edge/exports';
+import { createDatasetsRoutes } from './routes/datasets';
+import { createDatasetTransferRoutes } from './routes/datasets/transfer';
+import { createCertificateRoutes } from './routes/export/certificate';
+import { createReleaseRoutes } from './routes/release';
+import { createLineageRoutes } from './routes/campaigns/lineage';
 import { serveWebUi } from './http/web-ui';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
@@ -71,6 +76,12 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createDatasetExportRoutes(deps),
     createExportJobRoutes(deps),
     createScenarioExportRoutes(deps),
+    createLineageRoutes(deps),
+    createCertificateRoutes(deps),
+    createReleaseRoutes(deps),
+    createDatasetTransferRoutes(deps),
+    // After every group with a literal /api/datasets/<word> GET (blob): its /api/datasets/{commit_id} would take it.
+    createDatasetsRoutes(deps),
   ];
 }
 

@@ -152,7 +152,8 @@ describe('an export of a reviewed slice', () => {
     });
     expect(res.status).toBe(202);
     expect(res.headers.get('location')).toBe(`/api/exports/${res.body.job_id}/progress`);
-    expect(res.body.gate).toMatchObject({ mode: 'advisory', outcome: 'passed', checked_frames: 3 });
+    // An advisory gate runs in the workflow; the job reports it.
+    expect(res.body.gate).toMatchObject({ mode: 'advisory', outcome: 'pending' });
     expect(outcome).toMatchObject({ state: 'succeeded' });
     commitId = outcome!.commit_id!;
     await recordHistoryIfAsked(HISTORY, () =>
@@ -171,6 +172,7 @@ describe('an export of a reviewed slice', () => {
       state: 'succeeded',
       commit_id: commitId,
       progress: { frames_done: 3, frames_total: 3, objects_done: 4, objects_total: 4, fraction: 1 },
+      gate: { mode: 'advisory', outcome: 'passed', checked_frames: 3, frames_without_audit: 0 },
     });
 
     const dir = await downloadCommit(commitId);
@@ -319,10 +321,14 @@ describe('an export of a reviewed slice', () => {
     // Advisory lets the same export through and records the gaps in the datasheet and the commit.
     setGate('advisory');
     const advisory = await exportAndWait(body);
-    expect(advisory.res.body.gate).toMatchObject({
+    const advised = await stack.api.call('GET', `/api/exports/${advisory.res.body.job_id}/progress`, {
+      token: stack.reviewer,
+    });
+    expect(advised.body.gate).toMatchObject({
       outcome: 'gaps',
       frames_without_audit: 1,
       uncovered_objects: 1,
+      sessions_with_gaps: expect.arrayContaining([faceless.sessionId, noAudit.sessionId]),
     });
     const commit = await stack.api.deps.db.datasetCommit.findUniqueOrThrow({
       where: { commitId: advisory.outcome!.commit_id! },
@@ -332,7 +338,10 @@ describe('an export of a reviewed slice', () => {
     // Off checks nothing.
     setGate('off');
     const off = await exportAndWait(body);
-    expect(off.res.body.gate).toMatchObject({ mode: 'off', outcome: 'off' });
+    const unchecked = await stack.api.call('GET', `/api/exports/${off.res.body.job_id}/progress`, {
+      token: stack.reviewer,
+    });
+    expect(unchecked.body.gate).toMatchObject({ mode: 'off', outcome: 'off' });
     expect(off.outcome!.state).toBe('succeeded');
     setGate('advisory');
   });

@@ -23,6 +23,7 @@ import {
   type ObjectRow,
 } from '../../core/export/parquet-tables';
 import { SPLITS, splitOf, type Split, type SplitSpec } from '../../core/export/splits';
+import { emptyTally, tallyPage, type ExportTally, type TalliedFrame } from '../../core/export/tally';
 import { yoloBoxLine, yoloDataYaml, yoloPolygonLine, type YoloTask } from '../../core/export/yolo';
 import type { Prisma } from '../../generated/prisma/client';
 import { createMaskStore, parseS3Uri } from '../annotations/masks';
@@ -32,7 +33,7 @@ import { recordCommit } from './commit';
 import { readExportPage, sliceTotals, type ExportObjectRow } from './pages';
 import { evaluatePrivacyGate, type GateMode, type GateReport } from './privacy-gate';
 import { createSqlPool } from './sql';
-import { sliceAggregates } from './aggregates';
+import { tallyContext } from './aggregates';
 import { createExportStore, mapLimit } from './storage';
 
 /**
@@ -74,6 +75,8 @@ export interface ExportProgress {
   frames_done: number;
   objects_done: number;
   classes: Array<{ id: number; name: string; l0: string; l1: string }>;
+  /** What the pages written so far hold (recorded with the cursor, page by page). */
+  tally: ExportTally;
 }
 
 export interface ExportOutcome {
@@ -119,10 +122,63 @@ function settingsOf(job: {
 }
 
 const json = (v: unknown) => v as Prisma.InputJsonValue;
+const jsonText = (v: unknown): string | null => (v == null ? null : JSON.stringify(v));
+
+function frameRowOf(f: ExportObjectRow, split: Split, withImage: boolean, objects: number): FrameRow {
+  return {
+    frame_id: f.frame_id,
+    session_id: f.session_id,
+    frame_index: f.index,
+    timestamp_ms: f.timestamp_ms,
+    split,
+    width: f.width,
+    height: f.height,
+    image: withImage ? imagePath(split, f.frame_id) : null,
+    lighting: f.lighting,
+    context: JSON.stringify(f.context),
+    pii_audited: f.pii_audited,
+    pii_faces: f.n_faces,
+    pii_plates: f.n_plates,
+    objects,
+  };
+}
+
+function objectRowOf(o: ExportObjectRow, split: Split, polygons: number[][] | null): ObjectRow {
+  return {
+    object_id: o.id,
+    frame_id: o.frame_id,
+    session_id: o.session_id,
+    frame_index: o.index,
+    timestamp_ms: o.timestamp_ms,
+    split,
+    class_id: o.class_id,
+    class_name: o.class_name,
+    l0: o.l0,
+    l1: o.l1,
+    x1: o.bbox[0]!,
+    y1: o.bbox[1]!,
+    x2: o.bbox[2]!,
+    y2: o.bbox[3]!,
+    rot_deg: o.rot_deg,
+    rbox: o.rbox.length ? JSON.stringify(o.rbox) : null,
+    polyline: jsonText(o.polyline),
+    mask_uri: o.mask_uri,
+    mask_polygons: jsonText(polygons),
+    keypoints: jsonText(o.keypoints),
+    cuboid_3d: jsonText(o.cuboid_3d),
+    attrs: JSON.stringify(o.attrs),
+    conf: o.conf,
+    source: o.source,
+    state: o.state,
+    version: o.version,
+    track_id: o.track_id,
+    provenance: jsonText(o.provenance),
+  };
+}
 
 export function createExportActivities(deps: ActivityDeps) {
   const { db, storage, config, events } = deps;
-  const store = createExportStore(storage);
+  const store = createExportStore(storage, config.storage);
   const masks = createMaskStore(storage);
   let pool: ReturnType<typeof createSqlPool> | undefined;
   const sql = () => (pool ??= createSqlPool(config.database.url)).sql;
@@ -141,7 +197,7 @@ export function createExportActivities(deps: ActivityDeps) {
     progress: ExportProgress,
     cursor: ExportCursor,
     rows: ExportObjectRow[],
-  ): Promise<{ files: CommitFile[]; frames: number; objects: number; last: string }> {
+  ): Promise<{ files: CommitFile[]; frames: number; objects: number; last: string; tally: ExportTally }> {
     const out = outPrefix(jobId);
     const parts = partsPrefix(jobId);
     const tag = pageTag(cursor.page);
@@ -152,13 +208,19 @@ export function createExportActivities(deps: ActivityDeps) {
       if (current && current[0]!.frame_id === row.frame_id) current.push(row);
       else frames.push([row]);
     }
+    const wants = {
+      coco: settings.formats.includes('coco'),
+      yolo: settings.formats.includes('yolo'),
+      parquet: settings.formats.includes('parquet'),
+    };
+    // Only what the requested formats need is built: a page's garbage is most of an export's memory.
     const polygons = new Map<string, number[][]>();
-    const wantsPolygons = settings.formats.includes('coco') || settings.yoloTask === 'segment';
-    const masked = rows.filter((r) => r.mask_uri);
-    await mapLimit(masked, config.export.fetchConcurrency, async (r) => {
-      if (wantsPolygons || settings.formats.includes('parquet'))
-        polygons.set(r.id, (await masks.read(r.mask_uri!)).polygons);
-    });
+    if (wants.coco || wants.parquet || (wants.yolo && settings.yoloTask === 'segment'))
+      await mapLimit(
+        rows.filter((r) => r.mask_uri),
+        config.export.fetchConcurrency,
+        async (r) => polygons.set(r.id, (await masks.read(r.mask_uri!)).polygons),
+      );
 
     const files: CommitFile[] = [];
     const coco = new Map<Split, { images: CocoImage[]; annotations: object[] }>();
@@ -167,96 +229,68 @@ export function createExportActivities(deps: ActivityDeps) {
     let annotationId = cursor.objects;
     const imageJobs: Array<{ row: ExportObjectRow; split: Split }> = [];
     const labelFiles: Array<{ path: string; text: string }> = [];
+    const tallied: TalliedFrame[] = [];
     frames.forEach((objects, i) => {
       const f = objects[0]!;
       const split = splitOf(settings.split, f.session_id);
-      const imageId = cursor.frames + i + 1;
-      const image = settings.includeImages ? imagePath(split, f.frame_id) : null;
-      if (settings.includeImages) imageJobs.push({ row: f, split });
-      frameRows.push({
-        frame_id: f.frame_id,
-        session_id: f.session_id,
-        frame_index: f.index,
-        timestamp_ms: f.timestamp_ms,
+      tallied.push({
+        sessionId: f.session_id,
         split,
-        width: f.width,
-        height: f.height,
-        image,
         lighting: f.lighting,
-        context: JSON.stringify(f.context),
-        pii_audited: f.pii_audited,
-        pii_faces: f.n_faces,
-        pii_plates: f.n_plates,
-        objects: objects.length,
-      });
-      const lines: string[] = [];
-      let entry = coco.get(split);
-      if (!entry) coco.set(split, (entry = { images: [], annotations: [] }));
-      entry.images.push({
-        id: imageId,
-        file_name: `${f.frame_id}.jpg`,
-        width: f.width,
-        height: f.height,
-        frame_id: f.frame_id,
-        session_id: f.session_id,
-        timestamp_ms: f.timestamp_ms,
-      });
-      for (const o of objects) {
-        const poly = polygons.get(o.id) ?? null;
-        entry.annotations.push(
-          cocoAnnotation({
-            id: ++annotationId,
-            imageId,
-            categoryId: o.class_id,
-            bbox: o.bbox,
-            polygons: poly,
-            objectId: o.id,
-            conf: o.conf,
-            attrs: o.attrs,
-          }),
-        );
-        const k = categoryIndex.get(o.class_id) ?? 0;
-        lines.push(
-          settings.yoloTask === 'segment'
-            ? yoloPolygonLine(k, o.bbox, poly, f.width, f.height)
-            : yoloBoxLine(k, o.bbox, f.width, f.height),
-        );
-        objectRows.push({
-          object_id: o.id,
-          frame_id: o.frame_id,
-          session_id: o.session_id,
-          frame_index: o.index,
-          timestamp_ms: o.timestamp_ms,
-          split,
-          class_id: o.class_id,
-          class_name: o.class_name,
-          l0: o.l0,
+        audited: f.pii_audited,
+        faces: f.n_faces,
+        plates: f.n_plates,
+        objects: objects.map((o) => ({
+          className: o.class_name,
           l1: o.l1,
-          x1: o.bbox[0]!,
-          y1: o.bbox[1]!,
-          x2: o.bbox[2]!,
-          y2: o.bbox[3]!,
-          rot_deg: o.rot_deg,
-          rbox: o.rbox.length ? JSON.stringify(o.rbox) : null,
-          polyline: o.polyline == null ? null : JSON.stringify(o.polyline),
-          mask_uri: o.mask_uri,
-          mask_polygons: poly ? JSON.stringify(poly) : null,
-          keypoints: o.keypoints == null ? null : JSON.stringify(o.keypoints),
-          cuboid_3d: o.cuboid_3d == null ? null : JSON.stringify(o.cuboid_3d),
-          attrs: JSON.stringify(o.attrs),
-          conf: o.conf,
-          source: o.source,
           state: o.state,
-          version: o.version,
-          track_id: o.track_id,
-          provenance: o.provenance ? JSON.stringify(o.provenance) : null,
+          source: o.source,
+        })),
+      });
+      if (settings.includeImages) imageJobs.push({ row: f, split });
+      if (wants.parquet) frameRows.push(frameRowOf(f, split, settings.includeImages, objects.length));
+      if (wants.coco) {
+        const imageId = cursor.frames + i + 1;
+        let entry = coco.get(split);
+        if (!entry) coco.set(split, (entry = { images: [], annotations: [] }));
+        entry.images.push({
+          id: imageId,
+          file_name: `${f.frame_id}.jpg`,
+          width: f.width,
+          height: f.height,
+          frame_id: f.frame_id,
+          session_id: f.session_id,
+          timestamp_ms: f.timestamp_ms,
         });
+        for (const o of objects)
+          entry.annotations.push(
+            cocoAnnotation({
+              id: ++annotationId,
+              imageId,
+              categoryId: o.class_id,
+              bbox: o.bbox,
+              polygons: polygons.get(o.id) ?? null,
+              objectId: o.id,
+              conf: o.conf,
+              attrs: o.attrs,
+            }),
+          );
       }
-      labelFiles.push({ path: `labels/${split}/${f.frame_id}.txt`, text: `${lines.join('\n')}\n` });
+      if (wants.yolo) {
+        const lines = objects.map((o) => {
+          const k = categoryIndex.get(o.class_id) ?? 0;
+          return settings.yoloTask === 'segment'
+            ? yoloPolygonLine(k, o.bbox, polygons.get(o.id) ?? null, f.width, f.height)
+            : yoloBoxLine(k, o.bbox, f.width, f.height);
+        });
+        labelFiles.push({ path: `labels/${split}/${f.frame_id}.txt`, text: `${lines.join('\n')}\n` });
+      }
+      if (wants.parquet)
+        for (const o of objects) objectRows.push(objectRowOf(o, split, polygons.get(o.id) ?? null));
     });
 
     const writes: Array<() => Promise<CommitFile | null>> = [];
-    if (settings.formats.includes('coco'))
+    if (wants.coco)
       for (const [split, entry] of coco) {
         writes.push(async () => {
           await store.put(
@@ -277,7 +311,7 @@ export function createExportActivities(deps: ActivityDeps) {
           return null;
         });
       }
-    if (settings.formats.includes('yolo'))
+    if (wants.yolo)
       for (const label of labelFiles)
         writes.push(() => store.put(`${out}${label.path}`, label.path, label.text, 'text/plain'));
     if (settings.formats.includes('parquet')) {
@@ -316,11 +350,14 @@ export function createExportActivities(deps: ActivityDeps) {
     const written = await mapLimit(writes, config.export.fetchConcurrency, (w) => w());
     for (const f of written) if (f) files.push(f);
     await store.put(`${parts}files-${tag}.json`, '', JSON.stringify(files), 'application/json');
+    const tally = tallyPage(progress.tally, tallied);
+
     return {
       files,
       frames: frames.length,
       objects: rows.length,
       last: frames[frames.length - 1]![0]!.frame_id,
+      tally,
     };
   }
 
@@ -350,9 +387,12 @@ export function createExportActivities(deps: ActivityDeps) {
         });
         return { refused: true, gate };
       }
-      if (gate.outcome === 'gaps')
-        Context.current().log.warn('export privacy gate: coverage gaps let through (advisory)', {
+      // Every advisory gate call logs its gap count (spec "Export privacy gate").
+      if (gate.mode !== 'off')
+        Context.current().log[gate.outcome === 'gaps' ? 'warn' : 'info']('export privacy gate', {
           job_id: job.id,
+          mode: gate.mode,
+          outcome: gate.outcome,
           frames_without_audit: gate.frames_without_audit,
           uncovered_objects: gate.uncovered_objects,
         });
@@ -367,6 +407,7 @@ export function createExportActivities(deps: ActivityDeps) {
             frames_done: 0,
             objects_done: 0,
             classes: totals.classes,
+            tally: emptyTally(),
           }
         : (previous as ExportProgress);
       await db.exportJob.update({
@@ -387,15 +428,15 @@ export function createExportActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const job = await loadJob(input.jobId);
       const settings = settingsOf(job);
-      const progress = job.progress as unknown as ExportProgress;
+      let progress = job.progress as unknown as ExportProgress;
       let cursor: ExportCursor = (job.cursor as ExportCursor | null) ?? {
         page: 0,
         after: null,
         frames: 0,
         objects: 0,
       };
-      const beat = ctx.info.heartbeatDetails as ExportCursor | undefined;
-      if (beat && beat.page > cursor.page) cursor = beat;
+      // The job row, not the heartbeat, is where a retry resumes: it is written before each
+      // heartbeat, together with the tally of the same pages.
       ctx.heartbeat(cursor);
       for (;;) {
         const rows = await readExportPage(sql(), settings.predicate, cursor.after, config.export.pageFrames);
@@ -407,15 +448,16 @@ export function createExportActivities(deps: ActivityDeps) {
           frames: cursor.frames + page.frames,
           objects: cursor.objects + page.objects,
         };
-        const now: ExportProgress = {
+        progress = {
           ...progress,
           pages_done: cursor.page,
           frames_done: cursor.frames,
           objects_done: cursor.objects,
+          tally: page.tally,
         };
         await db.exportJob.update({
           where: { id: job.id },
-          data: { cursor: json(cursor), progress: json(now) },
+          data: { cursor: json(cursor), progress: json(progress) },
         });
         ctx.heartbeat(cursor);
         await publish('export.progress', {
@@ -452,8 +494,9 @@ export function createExportActivities(deps: ActivityDeps) {
           throw new Error(`export ${job.id}: page ${page} has no file list; resume the export`);
         files.push(...(JSON.parse(listed) as CommitFile[]));
       }
-      const aggregates = await sliceAggregates(sql(), settings.predicate, settings.split);
-      const splitsPresent = SPLITS.filter((s) => (aggregates.perSplit[s]?.frames ?? 0) > 0);
+      const tally = progress.tally;
+      const context = await tallyContext(sql(), tally);
+      const splitsPresent = SPLITS.filter((s) => (tally.perSplit[s]?.frames ?? 0) > 0);
       if (settings.formats.includes('coco')) {
         const categories: CocoCategory[] = progress.classes.map((c) => ({
           id: c.id,
@@ -496,7 +539,7 @@ export function createExportActivities(deps: ActivityDeps) {
         );
       const gate = job.gate as unknown as GateReport;
       const controls = await db.controlSample.findMany({
-        where: { sessionId: { in: aggregates.sessions.map((s) => s.id) } },
+        where: { sessionId: { in: Object.keys(tally.sessions) } },
         select: { verdict: true, checks: true },
       });
       const datasheet = buildDatasheet({
@@ -504,25 +547,29 @@ export function createExportActivities(deps: ActivityDeps) {
         predicate: settings.predicate,
         formats: settings.formats,
         split: settings.split,
-        totals: aggregates.totals,
-        perClass: aggregates.perClass,
-        perL1: aggregates.perL1,
-        perContext: { lighting: aggregates.perLighting },
-        perRarityBand: aggregates.perRarityBand,
-        perState: aggregates.perState,
-        perSource: aggregates.perSource,
-        perSplit: aggregates.perSplit,
-        verification: aggregates.verification,
+        totals: { objects: tally.objects, frames: tally.frames, sessions: context.sessions.length },
+        perClass: tally.perClass,
+        perL1: tally.perL1,
+        perContext: { lighting: tally.perLighting },
+        perRarityBand: context.perRarityBand,
+        perState: tally.perState,
+        perSource: tally.perSource,
+        perSplit: tally.perSplit,
+        verification: {
+          human_verified: tally.perSource.human ?? 0,
+          auto_accepted: tally.perState.auto_accept ?? 0,
+          other: tally.objects - (tally.perSource.human ?? 0) - (tally.perState.auto_accept ?? 0),
+        },
         controlPrecision: precisionReport(controls, CRITIC_CHECKS),
-        pii: aggregates.pii,
+        pii: { ...tally.pii, frames: tally.frames },
         gate: {
           mode: gate.mode,
           outcome: gate.outcome,
           frames_without_audit: gate.frames_without_audit,
           uncovered_objects: gate.uncovered_objects,
         },
-        sessions: aggregates.sessions,
-        modelVersions: aggregates.modelVersions,
+        sessions: context.sessions,
+        modelVersions: context.modelVersions,
       });
       files.push(
         await store.put(
@@ -544,11 +591,11 @@ export function createExportActivities(deps: ActivityDeps) {
           split: { ...settings.split, yolo_task: settings.yoloTask },
           formats: settings.formats,
           counts: {
-            objects: aggregates.totals.objects,
-            frames: aggregates.totals.frames,
-            sessions: aggregates.totals.sessions,
-            per_class: aggregates.perClass,
-            per_split: aggregates.perSplit,
+            objects: tally.objects,
+            frames: tally.frames,
+            sessions: context.sessions.length,
+            per_class: tally.perClass,
+            per_split: tally.perSplit,
             control_rate: CONTROL_RATE,
           },
           gate: {
@@ -558,8 +605,8 @@ export function createExportActivities(deps: ActivityDeps) {
             frames_without_audit: gate.frames_without_audit,
             uncovered_objects: gate.uncovered_objects,
           },
-          sessionIds: aggregates.sessions.map((s) => s.id),
-          modelVersions: aggregates.modelVersions,
+          sessionIds: context.sessions.map((s) => s.id),
+          modelVersions: context.modelVersions,
           createdBy: job.createdBy,
         },
       );

@@ -1,4 +1,10 @@
-import { LIGHTING_SQL, sliceFrom, sliceSql, type SlicePredicate } from '../../core/curation/slice';
+import {
+  LIGHTING_SQL,
+  sliceFrom,
+  sliceObjectFrom,
+  sliceSql,
+  type SlicePredicate,
+} from '../../core/curation/slice';
 import type { SqlQuery } from './sql';
 
 /**
@@ -49,7 +55,18 @@ export async function readExportPage(
   frames: number,
 ): Promise<ExportObjectRow[]> {
   const slice = sliceSql(predicate, 3);
-  const from = sliceFrom(slice);
+  // The page's frames first: walking the frames' primary key from the cursor and probing each
+  // frame's objects by index costs what the page costs, where a DISTINCT over the objects would
+  // scan everything after the cursor for every page.
+  const pageFrames = await sql<{ id: string }>(
+    `SELECT f.id FROM frames f
+      WHERE ($1::uuid IS NULL OR f.id > $1::uuid)
+        AND EXISTS (SELECT 1 FROM ${sliceObjectFrom(slice)} WHERE o.frame_id = f.id AND ${slice.where})
+      ORDER BY f.id LIMIT $2`,
+    [after, frames, ...slice.params],
+  );
+  if (!pageFrames.length) return [];
+  const rows = sliceSql(predicate, 2);
   return sql<ExportObjectRow>(
     `SELECT o.id, o.frame_id, o.bbox, o.rot_deg, o.rbox, o.class_id, c.name AS class_name, c.l0, c.l1,
             o.conf, o.attrs, o.mask_uri, o.polyline, o.cuboid_3d, o.keypoints, o.source, o.state,
@@ -60,13 +77,10 @@ export async function readExportPage(
             f.session_id, f.index, f.timestamp_ms, f.width, f.height, f.redacted_uri, f.context,
             ${LIGHTING_SQL} AS lighting,
             a.id IS NOT NULL AS pii_audited, a.n_faces, a.n_plates
-       FROM ${from} LEFT JOIN pii_audits a ON a.frame_id = f.id
-      WHERE ${slice.where}
-        AND o.frame_id IN (SELECT DISTINCT o.frame_id FROM ${from}
-                            WHERE ${slice.where} AND ($1::uuid IS NULL OR o.frame_id > $1::uuid)
-                            ORDER BY o.frame_id LIMIT $2)
+       FROM ${sliceFrom(rows)} LEFT JOIN pii_audits a ON a.frame_id = f.id
+      WHERE o.frame_id = ANY($1::uuid[]) AND ${rows.where}
       ORDER BY o.frame_id, o.id`,
-    [after, frames, ...slice.params],
+    [pageFrames.map((f) => f.id), ...rows.params],
   );
 }
 
@@ -82,16 +96,21 @@ export async function sliceTotals(
 }> {
   const slice = sliceSql(predicate, 1);
   const from = sliceFrom(slice);
-  const [totals] = await sql<{ frames: number; objects: number; sessions: number }>(
+  // One pass over the slice for every total and the classes present.
+  const [totals] = await sql<{
+    frames: number;
+    objects: number;
+    sessions: number;
+    class_ids: number[] | null;
+  }>(
     `SELECT count(DISTINCT o.frame_id)::int AS frames, count(*)::int AS objects,
-            count(DISTINCT f.session_id)::int AS sessions
+            count(DISTINCT f.session_id)::int AS sessions, array_agg(DISTINCT o.class_id) AS class_ids
        FROM ${from} WHERE ${slice.where}`,
     slice.params,
   );
   const classes = await sql<{ id: number; name: string; l0: string; l1: string }>(
-    `SELECT id, name, l0, l1 FROM ontology_classes
-      WHERE id IN (SELECT DISTINCT o.class_id FROM ${from} WHERE ${slice.where}) ORDER BY id`,
-    slice.params,
+    `SELECT id, name, l0, l1 FROM ontology_classes WHERE id = ANY($1::int[]) ORDER BY id`,
+    [totals?.class_ids ?? []],
   );
   return {
     frames: totals?.frames ?? 0,

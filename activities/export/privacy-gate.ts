@@ -50,13 +50,19 @@ export interface GateReport {
   blocking_sessions: BlockingSession[];
 }
 
+/** One listed frame with the slice's totals and its session's counts (LEFT JOIN: nulls when no gap). */
 interface GapRow {
-  session_id: string;
-  session_name: string;
-  frame_id: string;
-  index: number;
-  missing_audit: boolean;
-  uncovered: string[];
+  checked: number;
+  no_audit: number;
+  uncovered_total: number;
+  session_id: string | null;
+  session_name: string | null;
+  frame_id: string | null;
+  index: number | null;
+  missing_audit: boolean | null;
+  uncovered: string[] | null;
+  session_frames: number | null;
+  session_uncovered: number | null;
 }
 
 export async function evaluatePrivacyGate(
@@ -73,6 +79,8 @@ export async function evaluatePrivacyGate(
                       (r->'bbox'->>2)::float8 AS x2, (r->'bbox'->>3)::float8 AS y2) g
       WHERE g.x1 >= o.bbox[1] - ${t} * (g.x2 - g.x1) AND g.y1 >= o.bbox[2] - ${t} * (g.y2 - g.y1)
         AND g.x2 <= o.bbox[3] + ${t} * (g.x2 - g.x1) AND g.y2 <= o.bbox[4] + ${t} * (g.y2 - g.y1))`;
+  // Counts come from the whole slice; the listed frames and objects are capped in SQL, so the
+  // answer stays small whatever the slice holds.
   const text = `
     WITH sel AS (SELECT DISTINCT o.frame_id FROM ${sliceFrom(slice)} WHERE ${slice.where}),
     gaps AS (
@@ -81,56 +89,54 @@ export async function evaluatePrivacyGate(
            JOIN ontology_classes c ON c.id = o.class_id
           WHERE o.frame_id = s.frame_id AND c.l1 = ANY($1::text[]) AND o.state <> 'rejected'
             AND a.id IS NOT NULL AND NOT ${contained}), '{}') AS uncovered
-      FROM sel s LEFT JOIN pii_audits a ON a.frame_id = s.frame_id)
-    SELECT (SELECT count(*)::int FROM sel) AS checked, f.session_id, se.name AS session_name,
-           g.frame_id, f.index, g.missing_audit, g.uncovered
-      FROM gaps g JOIN frames f ON f.id = g.frame_id JOIN sessions se ON se.id = f.session_id
-     WHERE g.missing_audit OR cardinality(g.uncovered) > 0
-     ORDER BY f.session_id, f.index
-     LIMIT $2`;
-  // The list is capped well above what a refusal shows; counts past it come from a second query.
-  const rows = await sql<GapRow & { checked: number }>(text, [COVERAGE_L1, 100_000, ...slice.params]);
-  let checked = rows[0]?.checked;
-  if (checked === undefined) {
-    const all = sliceSql(predicate, 1);
-    const count = await sql<{ n: number }>(
-      `SELECT count(DISTINCT o.frame_id)::int AS n FROM ${sliceFrom(all)} WHERE ${all.where}`,
-      all.params,
-    );
-    checked = count[0]?.n ?? 0;
-  }
+      FROM sel s LEFT JOIN pii_audits a ON a.frame_id = s.frame_id),
+    bad AS (
+      SELECT g.frame_id, g.missing_audit, g.uncovered, f.session_id, f.index
+        FROM gaps g JOIN frames f ON f.id = g.frame_id
+       WHERE g.missing_audit OR cardinality(g.uncovered) > 0),
+    ranked AS (
+      SELECT b.*, row_number() OVER (PARTITION BY b.session_id ORDER BY b.index) AS rn,
+             count(*) OVER (PARTITION BY b.session_id)::int AS session_frames,
+             sum(cardinality(b.uncovered)) OVER (PARTITION BY b.session_id)::int AS session_uncovered
+        FROM bad b)
+    SELECT t.checked, t.no_audit, t.uncovered_total, r.session_id, se.name AS session_name, r.frame_id,
+           r.index, r.missing_audit, r.uncovered[1:$2] AS uncovered, r.session_frames, r.session_uncovered
+      FROM (SELECT (SELECT count(*) FROM sel)::int AS checked,
+                   (SELECT count(*) FROM bad WHERE missing_audit)::int AS no_audit,
+                   (SELECT COALESCE(sum(cardinality(uncovered)), 0) FROM bad)::int AS uncovered_total) t
+      LEFT JOIN ranked r ON r.rn <= $2
+      LEFT JOIN sessions se ON se.id = r.session_id
+     ORDER BY r.session_id, r.index`;
+  const rows = await sql<GapRow>(text, [COVERAGE_L1, LIST_CAP, ...slice.params]);
+  const totals = rows[0] ?? { checked: 0, no_audit: 0, uncovered_total: 0 };
   const bySession = new Map<string, BlockingSession>();
-  let framesWithoutAudit = 0;
-  let uncovered = 0;
   for (const row of rows) {
-    if (row.missing_audit) framesWithoutAudit++;
-    uncovered += row.uncovered.length;
+    if (!row.session_id || !row.frame_id || row.index === null) continue;
     let session = bySession.get(row.session_id);
     if (!session) {
       session = {
         session_id: row.session_id,
-        name: row.session_name,
-        frames_lacking_coverage: 0,
-        uncovered_objects: 0,
+        name: row.session_name ?? '',
+        frames_lacking_coverage: row.session_frames ?? 0,
+        uncovered_objects: row.session_uncovered ?? 0,
         frames: [],
       };
       bySession.set(row.session_id, session);
     }
-    session.frames_lacking_coverage++;
-    session.uncovered_objects += row.uncovered.length;
-    if (session.frames.length < LIST_CAP)
-      session.frames.push({
-        frame_id: row.frame_id,
-        index: row.index,
-        missing_audit: row.missing_audit,
-        uncovered_objects: row.uncovered.slice(0, LIST_CAP),
-      });
+    session.frames.push({
+      frame_id: row.frame_id,
+      index: row.index,
+      missing_audit: Boolean(row.missing_audit),
+      uncovered_objects: row.uncovered ?? [],
+    });
   }
+  const framesWithoutAudit = totals.no_audit;
+  const uncovered = totals.uncovered_total;
   const gaps = framesWithoutAudit + uncovered;
   return {
     mode,
     outcome: gaps === 0 ? 'passed' : mode === 'enforcing' ? 'refused' : 'gaps',
-    checked_frames: checked,
+    checked_frames: totals.checked,
     frames_without_audit: framesWithoutAudit,
     uncovered_objects: uncovered,
     blocking_sessions: [...bySession.values()],

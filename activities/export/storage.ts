@@ -1,12 +1,21 @@
 import { createHash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import type { CommitFile } from '../../core/datasets/manifest';
-import type { ObjectStore } from '../storage/object-store';
+import type { AppConfig } from '../../core/config';
+import { createMinioClient, type ObjectStore } from '../storage/object-store';
+
+/**
+ * Part size of streamed uploads (the COCO files): minio-js buffers a whole part in memory, and
+ * without a size it would size parts for a 5 TiB object (over 512 MiB each). 8 MiB parts keep the
+ * memory small and allow objects up to 80 GiB.
+ */
+const STREAM_PART_SIZE = 8 * 1024 * 1024;
 
 /** Writes of an export into the exports bucket, each returning what the manifest records of it. */
-export function createExportStore(storage: ObjectStore) {
+export function createExportStore(storage: ObjectStore, config: AppConfig['storage']) {
   const bucket = storage.bucket('exports');
   const client = storage.client;
+  const streaming = createMinioClient(config, { partSize: STREAM_PART_SIZE });
 
   async function readAll(stream: Readable): Promise<Buffer> {
     const chunks: Buffer[] = [];
@@ -49,7 +58,7 @@ export function createExportStore(storage: ObjectStore) {
       const body = new PassThrough();
       const hash = createHash('sha256');
       let size = 0;
-      const upload = client.putObject(bucket, key, body, undefined, { 'Content-Type': contentType });
+      const upload = streaming.putObject(bucket, key, body, undefined, { 'Content-Type': contentType });
       const append = async (chunk: string | Buffer) => {
         const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
         if (!bytes.length) return;

@@ -13,15 +13,24 @@ export interface ObjectStore {
   ping(): Promise<void>;
 }
 
-export function createObjectStore(config: AppConfig['storage']): ObjectStore {
-  const client = new MinioClient({
+/** A MinIO client for the configured endpoint; `partSize` fixes the part size of streamed uploads. */
+export function createMinioClient(
+  config: AppConfig['storage'],
+  opts: { partSize?: number } = {},
+): MinioClient {
+  return new MinioClient({
     endPoint: config.endpoint,
     port: config.port,
     useSSL: config.useSsl,
     accessKey: config.accessKey,
     secretKey: config.secretKey,
     region: config.region,
+    ...(opts.partSize ? { partSize: opts.partSize } : {}),
   });
+}
+
+export function createObjectStore(config: AppConfig['storage']): ObjectStore {
+  const client = createMinioClient(config);
   const bucket = (role: BucketRole): string => config.buckets[role];
   return {
     client,

@@ -19,11 +19,15 @@ import { startWorkflow } from './start-workflow';
  * the `edge` group (resumable exports, progress, resume). docs/datasets.md.
  */
 
+const RESERVED_NAMES = ['download', 'lineage'];
+
 export const ExportIn = z
   .strictObject({
     name: z
       .string()
       .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lower-case letters, digits, . _ -; at most 64')
+      // `download` and `lineage` would read as routes under /api/datasets/versions/{name}.
+      .refine((n) => !RESERVED_NAMES.includes(n), { message: 'download and lineage are reserved names' })
       .default('default')
       .meta({ description: 'dataset name; each export of a name is its next version' }),
     slice_id: z.uuid().nullable().default(null).meta({ description: 'a saved slice to export' }),
@@ -102,8 +106,12 @@ export async function startExport(
   const predicate = await resolvePredicate(deps, body);
   await checkClassNames(deps, predicate);
   const mode = deps.config.pii.coverageGate;
-  const gate = await evaluatePrivacyGate(prismaSql(deps.db), predicate, mode);
-  if (gate.outcome === 'refused') {
+  if (await sliceIsEmpty(prismaSql(deps.db), predicate))
+    throw new RefusedError('the slice selects no objects to export');
+  // Only an enforcing gate can refuse, so only it runs in the request (and again when the export
+  // starts); an advisory or disabled gate runs once, in the workflow, and its report is on the job.
+  const gate = mode === 'enforcing' ? await evaluatePrivacyGate(prismaSql(deps.db), predicate, mode) : null;
+  if (gate?.outcome === 'refused') {
     await recordAudit(deps.db, {
       actorId: caller.principal.userId,
       action: 'export.refused',
@@ -118,13 +126,6 @@ export async function startExport(
     });
     throw gateRefusal(gate);
   }
-  if (await sliceIsEmpty(prismaSql(deps.db), predicate))
-    throw new RefusedError('the slice selects no objects to export');
-  if (gate.outcome === 'gaps')
-    deps.logger.warn(
-      { frames_without_audit: gate.frames_without_audit, uncovered_objects: gate.uncovered_objects },
-      'export privacy gate (advisory): coverage gaps let through',
-    );
   const json = (v: unknown) => v as Prisma.InputJsonValue;
   const job = await deps.db.exportJob.create({
     data: {
@@ -135,7 +136,7 @@ export async function startExport(
       includeImages: body.include_images,
       split: json({ ...body.split, yolo_task: body.yolo_task }),
       gateMode: mode,
-      gate: json(gate),
+      gate: json(gate ?? { mode, outcome: 'pending' }),
       createdBy: caller.principal.userId,
     },
   });
@@ -154,7 +155,7 @@ export async function startExport(
       action: 'export.started',
       subjectType: 'export',
       subjectId: job.id,
-      detail: { name: body.name, formats: body.formats, gate: gate.outcome },
+      detail: { name: body.name, formats: body.formats, gate: gate?.outcome ?? 'pending' },
       requestId: caller.requestId,
     });
     return {
@@ -162,7 +163,7 @@ export async function startExport(
       name: job.name,
       state: job.state,
       formats: job.formats,
-      gate: gateSummary(gate),
+      gate: gateSummary(gate ?? { mode, outcome: 'pending' }),
       ...started,
     };
   } catch (err) {
@@ -171,16 +172,18 @@ export async function startExport(
   }
 }
 
-const gateSummary = (gate: GateReport) => ({
+/** `pending` until the workflow has run an advisory or disabled gate. */
+const gateSummary = (gate: GateReport | { mode: string; outcome: 'pending' }) => ({
   mode: gate.mode,
   outcome: gate.outcome,
-  checked_frames: gate.checked_frames,
-  frames_without_audit: gate.frames_without_audit,
-  uncovered_objects: gate.uncovered_objects,
-  sessions_with_gaps: gate.blocking_sessions.map((s) => s.session_id),
+  checked_frames: 'checked_frames' in gate ? gate.checked_frames : null,
+  frames_without_audit: 'frames_without_audit' in gate ? gate.frames_without_audit : null,
+  uncovered_objects: 'uncovered_objects' in gate ? gate.uncovered_objects : null,
+  sessions_with_gaps: 'blocking_sessions' in gate ? gate.blocking_sessions.map((s) => s.session_id) : [],
 });
 
 export function exportJobOut(job: ExportJob) {
+  const gate = job.gate as unknown as GateReport | { mode: string; outcome: 'pending' };
   const p = (job.progress ?? {}) as Partial<ExportProgress>;
   const framesTotal = p.total_frames ?? null;
   return {
@@ -191,7 +194,7 @@ export function exportJobOut(job: ExportJob) {
     include_images: job.includeImages,
     slice_id: job.sliceId,
     predicate: job.predicate,
-    gate: gateSummary(job.gate as unknown as GateReport),
+    gate: gateSummary(gate),
     progress: {
       pages_done: p.pages_done ?? 0,
       frames_done: p.frames_done ?? 0,

@@ -127,11 +127,15 @@ export function sliceSql(predicate: SlicePredicate, firstParam = 1): SliceSql {
   return { where: parts.length ? parts.join(' AND ') : 'TRUE', params, needsClassShare };
 }
 
-/** The FROM clause every slice query uses, with the rarity join when the predicate needs it. */
-export function sliceFrom(sql: Pick<SliceSql, 'needsClassShare'>): string {
-  const base = 'objects o JOIN frames f ON f.id = o.frame_id JOIN ontology_classes c ON c.id = o.class_id';
-  return sql.needsClassShare ? `${base} JOIN (${CLASS_SHARE_SQL}) cs ON cs.class_id = o.class_id` : base;
-}
+const RARITY_JOIN = ` JOIN (${CLASS_SHARE_SQL}) cs ON cs.class_id = o.class_id`;
+
+/** The objects side of a slice query (objects and classes), for a subquery under an outer `frames f`. */
+export const sliceObjectFrom = (sql: Pick<SliceSql, 'needsClassShare'>): string =>
+  `objects o JOIN ontology_classes c ON c.id = o.class_id${sql.needsClassShare ? RARITY_JOIN : ''}`;
+
+/** The FROM clause every slice query uses: objects, their frames and classes. */
+export const sliceFrom = (sql: Pick<SliceSql, 'needsClassShare'>): string =>
+  `objects o JOIN frames f ON f.id = o.frame_id JOIN ontology_classes c ON c.id = o.class_id${sql.needsClassShare ? RARITY_JOIN : ''}`;
 
 /** Parts of a predicate that cannot match yet, so a client can show why a slice is empty. */
 export function unmatchablePredicates(
