@@ -6,6 +6,7 @@ import { createAutolabelJobActivities } from './autolabel/jobs';
 import { createDetectActivities } from './detect';
 import { createExportActivities } from './export';
 import { createControlSeedActivities } from './govern/control-seed';
+import { createCurationEmbedActivities } from './curation/embed';
 import { createIngestActivities } from './ingest';
 import { createInspectorActivities } from './inspector';
 import { createUploadActivities } from './upload';
@@ -22,6 +23,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createAgentRunActivities(deps),
     ...createRedetectCorpusActivities(deps),
     ...createRevertActivities(deps),
+    ...createCurationEmbedActivities(deps),
     ...createExportActivities(deps),
   };
 }

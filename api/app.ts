@@ -33,6 +33,7 @@ import { createFusionBoardRoutes } from './routes/fusion/board';
 import { createFusionThresholdRoutes } from './routes/fusion/thresholds';
 import { createGovernControlRoutes } from './routes/govern/control';
 import { createAgentRunRoutes } from './routes/agent';
+import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
 import { createExportRoutes } from './routes/export';
 import { createDatasetExportRoutes } from './routes/datasets/export';
@@ -72,6 +73,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createFusionBoardRoutes(deps),
     createGovernControlRoutes(deps),
     createAgentRunRoutes(deps),
+    createCurationRoutes(deps),
     createExportRoutes(deps),
     createDatasetExportRoutes(deps),
     createExportJobRoutes(deps),

@@ -11,3 +11,4 @@ export { controlSeedWorkflow } from './control-seed';
 export { redetectCorpusWorkflow } from './redetect-corpus';
 export { revertAgentRunWorkflow } from './revert-agent-run';
 export { exportWorkflow } from './export';
+export { curationEmbedWorkflow } from './curation-embed';

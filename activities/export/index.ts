@@ -30,11 +30,12 @@ import { createMaskStore, parseS3Uri } from '../annotations/masks';
 import { recordAudit } from '../audit';
 import type { ActivityDeps } from '../deps';
 import { recordCommit } from './commit';
-import { readExportPage, sliceTotals, type ExportObjectRow } from './pages';
+import { readExportPage, sliceTotals, type ExportFrame, type ExportObject } from './pages';
 import { evaluatePrivacyGate, type GateMode, type GateReport } from './privacy-gate';
 import { createSqlPool } from './sql';
 import { tallyContext } from './aggregates';
-import { createExportStore, mapLimit } from './storage';
+import { mapLimit } from '../../core/map-limit';
+import { createExportStore } from './storage';
 
 /**
  * The export of a slice (ExportWorkflow, `export-<job_id>`; docs/datasets.md):
@@ -124,7 +125,7 @@ function settingsOf(job: {
 const json = (v: unknown) => v as Prisma.InputJsonValue;
 const jsonText = (v: unknown): string | null => (v == null ? null : JSON.stringify(v));
 
-function frameRowOf(f: ExportObjectRow, split: Split, withImage: boolean, objects: number): FrameRow {
+function frameRowOf(f: ExportFrame, split: Split, withImage: boolean): FrameRow {
   return {
     frame_id: f.frame_id,
     session_id: f.session_id,
@@ -139,17 +140,17 @@ function frameRowOf(f: ExportObjectRow, split: Split, withImage: boolean, object
     pii_audited: f.pii_audited,
     pii_faces: f.n_faces,
     pii_plates: f.n_plates,
-    objects,
+    objects: f.objects.length,
   };
 }
 
-function objectRowOf(o: ExportObjectRow, split: Split, polygons: number[][] | null): ObjectRow {
+function objectRowOf(o: ExportObject, f: ExportFrame, split: Split, polygons: number[][] | null): ObjectRow {
   return {
     object_id: o.id,
     frame_id: o.frame_id,
-    session_id: o.session_id,
-    frame_index: o.index,
-    timestamp_ms: o.timestamp_ms,
+    session_id: f.session_id,
+    frame_index: f.index,
+    timestamp_ms: f.timestamp_ms,
     split,
     class_id: o.class_id,
     class_name: o.class_name,
@@ -196,18 +197,13 @@ export function createExportActivities(deps: ActivityDeps) {
     settings: JobSettings,
     progress: ExportProgress,
     cursor: ExportCursor,
-    rows: ExportObjectRow[],
+    frames: ExportFrame[],
   ): Promise<{ files: CommitFile[]; frames: number; objects: number; last: string; tally: ExportTally }> {
     const out = outPrefix(jobId);
     const parts = partsPrefix(jobId);
     const tag = pageTag(cursor.page);
     const categoryIndex = new Map(progress.classes.map((c, i) => [c.id, i]));
-    const frames: ExportObjectRow[][] = [];
-    for (const row of rows) {
-      const current = frames[frames.length - 1];
-      if (current && current[0]!.frame_id === row.frame_id) current.push(row);
-      else frames.push([row]);
-    }
+    const objects = frames.flatMap((f) => f.objects);
     const wants = {
       coco: settings.formats.includes('coco'),
       yolo: settings.formats.includes('yolo'),
@@ -217,7 +213,7 @@ export function createExportActivities(deps: ActivityDeps) {
     const polygons = new Map<string, number[][]>();
     if (wants.coco || wants.parquet || (wants.yolo && settings.yoloTask === 'segment'))
       await mapLimit(
-        rows.filter((r) => r.mask_uri),
+        objects.filter((o) => o.mask_uri),
         config.export.fetchConcurrency,
         async (r) => polygons.set(r.id, (await masks.read(r.mask_uri!)).polygons),
       );
@@ -227,11 +223,10 @@ export function createExportActivities(deps: ActivityDeps) {
     const objectRows: ObjectRow[] = [];
     const frameRows: FrameRow[] = [];
     let annotationId = cursor.objects;
-    const imageJobs: Array<{ row: ExportObjectRow; split: Split }> = [];
+    const imageJobs: Array<{ row: ExportFrame; split: Split }> = [];
     const labelFiles: Array<{ path: string; text: string }> = [];
     const tallied: TalliedFrame[] = [];
-    frames.forEach((objects, i) => {
-      const f = objects[0]!;
+    frames.forEach((f, i) => {
       const split = splitOf(settings.split, f.session_id);
       tallied.push({
         sessionId: f.session_id,
@@ -240,7 +235,7 @@ export function createExportActivities(deps: ActivityDeps) {
         audited: f.pii_audited,
         faces: f.n_faces,
         plates: f.n_plates,
-        objects: objects.map((o) => ({
+        objects: f.objects.map((o) => ({
           className: o.class_name,
           l1: o.l1,
           state: o.state,
@@ -248,7 +243,7 @@ export function createExportActivities(deps: ActivityDeps) {
         })),
       });
       if (settings.includeImages) imageJobs.push({ row: f, split });
-      if (wants.parquet) frameRows.push(frameRowOf(f, split, settings.includeImages, objects.length));
+      if (wants.parquet) frameRows.push(frameRowOf(f, split, settings.includeImages));
       if (wants.coco) {
         const imageId = cursor.frames + i + 1;
         let entry = coco.get(split);
@@ -262,7 +257,7 @@ export function createExportActivities(deps: ActivityDeps) {
           session_id: f.session_id,
           timestamp_ms: f.timestamp_ms,
         });
-        for (const o of objects)
+        for (const o of f.objects)
           entry.annotations.push(
             cocoAnnotation({
               id: ++annotationId,
@@ -277,7 +272,7 @@ export function createExportActivities(deps: ActivityDeps) {
           );
       }
       if (wants.yolo) {
-        const lines = objects.map((o) => {
+        const lines = f.objects.map((o) => {
           const k = categoryIndex.get(o.class_id) ?? 0;
           return settings.yoloTask === 'segment'
             ? yoloPolygonLine(k, o.bbox, polygons.get(o.id) ?? null, f.width, f.height)
@@ -286,7 +281,7 @@ export function createExportActivities(deps: ActivityDeps) {
         labelFiles.push({ path: `labels/${split}/${f.frame_id}.txt`, text: `${lines.join('\n')}\n` });
       }
       if (wants.parquet)
-        for (const o of objects) objectRows.push(objectRowOf(o, split, polygons.get(o.id) ?? null));
+        for (const o of f.objects) objectRows.push(objectRowOf(o, f, split, polygons.get(o.id) ?? null));
     });
 
     const writes: Array<() => Promise<CommitFile | null>> = [];
@@ -355,8 +350,8 @@ export function createExportActivities(deps: ActivityDeps) {
     return {
       files,
       frames: frames.length,
-      objects: rows.length,
-      last: frames[frames.length - 1]![0]!.frame_id,
+      objects: objects.length,
+      last: frames[frames.length - 1]!.frame_id,
       tally,
     };
   }
@@ -438,10 +433,19 @@ export function createExportActivities(deps: ActivityDeps) {
       // The job row, not the heartbeat, is where a retry resumes: it is written before each
       // heartbeat, together with the tally of the same pages.
       ctx.heartbeat(cursor);
+      const read = (after: string | null) => {
+        const page = readExportPage(sql(), settings.predicate, after, config.export.pageFrames);
+        // Awaited on the next turn; until then a failure must not count as unhandled.
+        page.catch(() => undefined);
+        return page;
+      };
+      // The next page is read while this one is written: the database and the encoding overlap.
+      let next = read(cursor.after);
       for (;;) {
-        const rows = await readExportPage(sql(), settings.predicate, cursor.after, config.export.pageFrames);
-        if (!rows.length) break;
-        const page = await writePage(job.id, settings, progress, cursor, rows);
+        const frames = await next;
+        if (!frames.length) break;
+        next = read(frames[frames.length - 1]!.frame_id);
+        const page = await writePage(job.id, settings, progress, cursor, frames);
         cursor = {
           page: cursor.page + 1,
           after: page.last,

@@ -14,7 +14,24 @@ import type { SqlQuery } from './sql';
  * after the last page it wrote.
  */
 
-export interface ExportObjectRow {
+/** A frame of an export page, with the slice's objects on it (in object id order). */
+export interface ExportFrame {
+  frame_id: string;
+  session_id: string;
+  index: number;
+  timestamp_ms: number;
+  width: number;
+  height: number;
+  redacted_uri: string | null;
+  context: Record<string, unknown>;
+  lighting: string;
+  pii_audited: boolean;
+  n_faces: number | null;
+  n_plates: number | null;
+  objects: ExportObject[];
+}
+
+export interface ExportObject {
   id: string;
   frame_id: string;
   bbox: number[];
@@ -35,17 +52,6 @@ export interface ExportObjectRow {
   version: number;
   track_id: string | null;
   provenance: Record<string, unknown> | null;
-  session_id: string;
-  index: number;
-  timestamp_ms: number;
-  width: number;
-  height: number;
-  redacted_uri: string | null;
-  context: Record<string, unknown>;
-  lighting: string;
-  pii_audited: boolean;
-  n_faces: number | null;
-  n_plates: number | null;
 }
 
 export async function readExportPage(
@@ -53,35 +59,43 @@ export async function readExportPage(
   predicate: SlicePredicate,
   after: string | null,
   frames: number,
-): Promise<ExportObjectRow[]> {
+): Promise<ExportFrame[]> {
   const slice = sliceSql(predicate, 3);
-  // The page's frames first: walking the frames' primary key from the cursor and probing each
-  // frame's objects by index costs what the page costs, where a DISTINCT over the objects would
-  // scan everything after the cursor for every page.
-  const pageFrames = await sql<{ id: string }>(
-    `SELECT f.id FROM frames f
+  // The page's frames first, with what the export says of each frame once: walking the frames'
+  // primary key from the cursor and probing each frame's objects by index costs what the page
+  // costs, where a DISTINCT over the objects would scan everything after the cursor every page.
+  const page = await sql<Omit<ExportFrame, 'objects'>>(
+    `SELECT f.id AS frame_id, f.session_id, f.index, f.timestamp_ms, f.width, f.height, f.redacted_uri,
+            f.context, ${LIGHTING_SQL} AS lighting, a.id IS NOT NULL AS pii_audited, a.n_faces, a.n_plates
+       FROM frames f LEFT JOIN pii_audits a ON a.frame_id = f.id
       WHERE ($1::uuid IS NULL OR f.id > $1::uuid)
         AND EXISTS (SELECT 1 FROM ${sliceObjectFrom(slice)} WHERE o.frame_id = f.id AND ${slice.where})
       ORDER BY f.id LIMIT $2`,
     [after, frames, ...slice.params],
   );
-  if (!pageFrames.length) return [];
-  const rows = sliceSql(predicate, 2);
-  return sql<ExportObjectRow>(
+  if (!page.length) return [];
+  // The page is a run of consecutive frame ids, so its objects are one range of the (frame_id, id)
+  // index; a list of ids (`= ANY`) lets the planner pick a scan of the whole table on every page.
+  const objectSlice = sliceSql(predicate, 3);
+  const objects = await sql<ExportObject>(
     `SELECT o.id, o.frame_id, o.bbox, o.rot_deg, o.rbox, o.class_id, c.name AS class_name, c.l0, c.l1,
             o.conf, o.attrs, o.mask_uri, o.polyline, o.cuboid_3d, o.keypoints, o.source, o.state,
             o.version, o.track_id,
             (SELECT json_build_object('paths', p.paths, 'raw_confidences', p.raw_confidences,
                     'agreement', p.agreement, 'entropy', p.entropy, 'quality_flags', p.quality_flags)
-               FROM provenance p WHERE p.object_id = o.id ORDER BY p.created_at DESC LIMIT 1) AS provenance,
-            f.session_id, f.index, f.timestamp_ms, f.width, f.height, f.redacted_uri, f.context,
-            ${LIGHTING_SQL} AS lighting,
-            a.id IS NOT NULL AS pii_audited, a.n_faces, a.n_plates
-       FROM ${sliceFrom(rows)} LEFT JOIN pii_audits a ON a.frame_id = f.id
-      WHERE o.frame_id = ANY($1::uuid[]) AND ${rows.where}
+               FROM provenance p WHERE p.object_id = o.id ORDER BY p.created_at DESC LIMIT 1) AS provenance
+       FROM ${sliceFrom(objectSlice)}
+      WHERE o.frame_id BETWEEN $1::uuid AND $2::uuid AND ${objectSlice.where}
       ORDER BY o.frame_id, o.id`,
-    [pageFrames.map((f) => f.id), ...rows.params],
+    [page[0]!.frame_id, page[page.length - 1]!.frame_id, ...objectSlice.params],
   );
+  const byFrame = new Map<string, ExportObject[]>();
+  for (const o of objects) {
+    const list = byFrame.get(o.frame_id);
+    if (list) list.push(o);
+    else byFrame.set(o.frame_id, [o]);
+  }
+  return page.map((f) => ({ ...f, objects: byFrame.get(f.frame_id) ?? [] }));
 }
 
 /** Frames and objects of the slice, for progress, and the classes present (the export's vocabulary). */

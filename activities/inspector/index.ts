@@ -1,3 +1,4 @@
+import { mapLimit } from '../../core/map-limit';
 import { ApplicationFailure } from '@temporalio/activity';
 import sharp from 'sharp';
 import {
@@ -59,19 +60,6 @@ async function measureStoredExposure(storage: ObjectStore, uri: string): Promise
   }
 }
 
-async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
-}
-
 export function createInspectorActivities({ config, db, storage }: InspectorDeps) {
   /** Per-frame stats where ingest recorded them; otherwise a spread sample decoded from storage. */
   async function sessionExposure(frames: Array<{ uri: string; context: Prisma.JsonValue }>) {
@@ -80,7 +68,7 @@ export function createInspectorActivities({ config, db, storage }: InspectorDeps
       return { stats: recorded as ExposureStats[], source: 'ingest' as const, unreadable: 0 };
     }
     const sample = spreadSample(frames.length, config.health.exposureSample).map((i) => frames[i]!);
-    const measured = await mapLimited(
+    const measured = await mapLimit(
       sample,
       FETCH_CONCURRENCY,
       async (f) => recordedExposure(f.context) ?? (await measureStoredExposure(storage, f.uri)),

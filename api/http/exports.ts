@@ -1,9 +1,10 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import { DEFAULT_EXPORT_PREDICATE, SlicePredicate } from '../../core/curation/slice';
-import { ConflictError, InputError, NotFoundError, RefusedError } from '../../core/errors';
+import { ConflictError, NotFoundError, RefusedError } from '../../core/errors';
 import { SplitIn } from '../../core/export/splits';
 import { recordAudit } from '../../activities/audit';
+import { checkPredicate } from '../../activities/curation/slice-query';
 import { EXPORT_FORMATS, exportWorkflowId, type ExportProgress } from '../../activities/export';
 import { sliceIsEmpty } from '../../activities/export/pages';
 import { evaluatePrivacyGate, type GateReport } from '../../activities/export/privacy-gate';
@@ -65,19 +66,6 @@ async function resolvePredicate(deps: AppDeps, body: ExportIn): Promise<SlicePre
   return SlicePredicate.parse(slice.predicate);
 }
 
-export async function checkClassNames(deps: Pick<AppDeps, 'db'>, predicate: SlicePredicate): Promise<void> {
-  if (!predicate.classes) return;
-  const known = await deps.db.ontologyClass.findMany({
-    where: { name: { in: predicate.classes } },
-    select: { name: true },
-  });
-  const missing = predicate.classes.filter((n) => !known.some((k) => k.name === n));
-  if (missing.length)
-    throw new InputError(`unknown class(es): ${missing.join(', ')}`, [
-      { field: 'predicate.classes', message: `not in the ontology: ${missing.join(', ')}` },
-    ]);
-}
-
 /** A refusal names each blocking session, and per session the frames and objects that lack coverage. */
 function gateRefusal(gate: GateReport): RefusedError {
   const sessions = gate.blocking_sessions.map((s) => `${s.name} (${s.session_id})`).join(', ');
@@ -104,7 +92,7 @@ export async function startExport(
   caller: { principal: Principal; requestId: string },
 ) {
   const predicate = await resolvePredicate(deps, body);
-  await checkClassNames(deps, predicate);
+  await checkPredicate(deps.db, predicate, body.slice_id ? 'slice.predicate' : 'body.predicate');
   const mode = deps.config.pii.coverageGate;
   if (await sliceIsEmpty(prismaSql(deps.db), predicate))
     throw new RefusedError('the slice selects no objects to export');
