@@ -249,6 +249,25 @@ describe('an export of a reviewed slice', () => {
     );
   });
 
+  it('writes the YOLO segmentation variant: a polygon per object, from the mask or the box', async () => {
+    const { outcome } = await exportAndWait({
+      name: 'segment',
+      formats: ['yolo'],
+      yolo_task: 'segment',
+      predicate: predicate(),
+      split: { seed: 7, train: 1, val: 0, test: 0 },
+    });
+    const dir = await downloadCommit(outcome!.commit_id!);
+    const yolo = await readExport('yolo', dir, 'train');
+    expect(yolo).toMatchObject({ images: 3, boxes: 4, polygons: 4, normalised_ok: true });
+    const masked = fs
+      .readdirSync(path.join(dir, 'labels/train'))
+      .map((f) => fs.readFileSync(path.join(dir, 'labels/train', f), 'utf8'))
+      .join('');
+    // The masked light's ring (1,1 5,1 5,9 1,9) on the 64×48 frame, normalised.
+    expect(masked).toContain('0.015625 0.020833 0.078125 0.020833 0.078125 0.187500 0.015625 0.187500');
+  });
+
   it('splits by session, deterministically: a drive never straddles splits', async () => {
     const b = await drive(2, { name: 'export drive b', faceRegion: null });
     await object(b.frames[0]!, 'traffic_light', [1, 1, 9, 9]);

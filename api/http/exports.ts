@@ -13,6 +13,7 @@ import type { ExportJob, Prisma } from '../../generated/prisma/client';
 import { exportWorkflow } from '../../workflows/export';
 import type { AppDeps } from '../deps';
 import type { Principal } from '../auth/principal';
+import type { RouteGroup } from './route-group';
 import { startWorkflow } from './start-workflow';
 
 /**
@@ -53,11 +54,32 @@ export const ExportIn = z
   });
 export type ExportIn = z.infer<typeof ExportIn>;
 
-export const EXPORT_START_STATUSES = {
-  404: 'no such slice',
-  409: 'an export of this job is already running',
-  422: 'refused by the privacy gate (the body lists the blocking sessions), an unknown class, or an empty slice',
-};
+/**
+ * `POST /api/export` and `POST /api/datasets/export`: one route filed under the two groups
+ * routes.tsv names, declared once.
+ */
+export function exportStartRoute(
+  deps: AppDeps,
+  group: RouteGroup,
+  path: string,
+  summary: string,
+): RouteGroup {
+  return group.post(
+    path,
+    {
+      summary: `${summary} (ExportWorkflow \`export-<job_id>\`, 202 + Location); the privacy gate refuses with 422 and the blocking sessions`,
+      access: 'reviewer',
+      body: { name: 'ExportIn', schema: ExportIn },
+      successStatus: 202,
+      statuses: {
+        404: 'no such slice',
+        409: 'an export of this job is already running',
+        422: 'refused by the privacy gate (the body lists the blocking sessions), an unknown class, or an empty slice',
+      },
+    },
+    ({ body, res, principal, req }) => startExport(deps, res, body, { principal, requestId: String(req.id) }),
+  );
+}
 
 async function resolvePredicate(deps: AppDeps, body: ExportIn): Promise<SlicePredicate> {
   if (!body.slice_id) return body.predicate ?? DEFAULT_EXPORT_PREDICATE;

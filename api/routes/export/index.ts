@@ -1,19 +1,13 @@
 import type { AppDeps } from '../../deps';
-import { EXPORT_START_STATUSES, ExportIn, startExport } from '../../http/exports';
+import { exportStartRoute } from '../../http/exports';
 import { RouteGroup } from '../../http/route-group';
 
 /** The `export` group's start route; certificates and scenarios have their own files. */
 export function createExportRoutes(deps: AppDeps): RouteGroup {
-  return new RouteGroup('export').post(
+  return exportStartRoute(
+    deps,
+    new RouteGroup('export'),
     '/api/export',
-    {
-      summary:
-        'Export a slice as COCO, YOLO and Parquet with a coverage datasheet (ExportWorkflow `export-<job_id>`, 202 + Location); the privacy gate refuses with 422 and the blocking sessions',
-      access: 'reviewer',
-      body: { name: 'ExportIn', schema: ExportIn },
-      successStatus: 202,
-      statuses: EXPORT_START_STATUSES,
-    },
-    ({ body, res, principal, req }) => startExport(deps, res, body, { principal, requestId: String(req.id) }),
+    'Export a slice as COCO, YOLO and Parquet with a coverage datasheet into a new dataset commit',
   );
 }
