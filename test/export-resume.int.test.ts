@@ -129,6 +129,15 @@ it('resumes after the last recorded page when its worker is killed, without dupl
   // dead client only when it next writes to it): its page was fully written, so either way the
   // rescuer continues after a recorded page and writes the rest as one page.
   const finalPage = (job.cursor as unknown as ExportCursor).page;
+  // The advisory gate ran page by page (pages of one frame, then the rest): every frame counted
+  // once, each car without a plate redaction once.
+  expect(job.gate).toMatchObject({
+    mode: 'advisory',
+    outcome: 'gaps',
+    checked_frames: FRAMES,
+    frames_without_audit: 0,
+    uncovered_objects: FRAMES,
+  });
   expect([atKill!.page + 1, atKill!.page + 2]).toContain(finalPage);
 
   const history = await stack.env.client.workflow.getHandle(res.body.workflow_id).fetchHistory();

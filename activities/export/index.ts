@@ -31,7 +31,13 @@ import { recordAudit } from '../audit';
 import type { ActivityDeps } from '../deps';
 import { recordCommit } from './commit';
 import { readExportPage, sliceTotals, type ExportFrame, type ExportObject } from './pages';
-import { evaluatePrivacyGate, type GateMode, type GateReport } from './privacy-gate';
+import {
+  emptyGateReport,
+  mergeGateReports,
+  type GateMode,
+  type GateReport,
+} from '../../core/export/gate-report';
+import { evaluatePrivacyGate } from './privacy-gate';
 import { createSqlPool } from './sql';
 import { tallyContext } from './aggregates';
 import { mapLimit } from '../../core/map-limit';
@@ -78,6 +84,8 @@ export interface ExportProgress {
   classes: Array<{ id: number; name: string; l0: string; l1: string }>;
   /** What the pages written so far hold (recorded with the cursor, page by page). */
   tally: ExportTally;
+  /** The privacy gate's report: whole for an enforcing gate, the pages' so far for an advisory one. */
+  gate: GateReport;
 }
 
 export interface ExportOutcome {
@@ -358,14 +366,17 @@ export function createExportActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Marks the job running, re-runs the privacy gate on the data as it is now (it may have
-     * changed since the request), and fixes the plan. An enforcing gate that fails now ends the
-     * job `refused`.
+     * Marks the job running and fixes the plan. An enforcing gate runs again here, on the data as
+     * it is now (it may have changed since the request), and a failure ends the job `refused`; an
+     * advisory gate never blocks, so it is evaluated page by page as the export writes.
      */
     async beginExport(input: ExportWorkflowInput): Promise<{ refused: boolean; gate: GateReport }> {
       const job = await loadJob(input.jobId);
       const settings = settingsOf(job);
-      const gate = await evaluatePrivacyGate(sql(), settings.predicate, settings.gateMode);
+      const enforcing = settings.gateMode === 'enforcing';
+      const gate = enforcing
+        ? await evaluatePrivacyGate(sql(), settings.predicate, settings.gateMode)
+        : emptyGateReport(settings.gateMode);
       if (gate.outcome === 'refused') {
         await db.exportJob.update({
           where: { id: job.id },
@@ -382,15 +393,6 @@ export function createExportActivities(deps: ActivityDeps) {
         });
         return { refused: true, gate };
       }
-      // Every advisory gate call logs its gap count (spec "Export privacy gate").
-      if (gate.mode !== 'off')
-        Context.current().log[gate.outcome === 'gaps' ? 'warn' : 'info']('export privacy gate', {
-          job_id: job.id,
-          mode: gate.mode,
-          outcome: gate.outcome,
-          frames_without_audit: gate.frames_without_audit,
-          uncovered_objects: gate.uncovered_objects,
-        });
       const previous = (job.progress ?? {}) as Partial<ExportProgress>;
       const totals = previous.classes ? null : await sliceTotals(sql(), settings.predicate);
       const progress: ExportProgress = totals
@@ -403,11 +405,12 @@ export function createExportActivities(deps: ActivityDeps) {
             objects_done: 0,
             classes: totals.classes,
             tally: emptyTally(),
+            gate,
           }
         : (previous as ExportProgress);
       await db.exportJob.update({
         where: { id: job.id },
-        data: { state: 'running', gate: json(gate), progress: json(progress), error: null },
+        data: { state: 'running', gate: json(progress.gate), progress: json(progress), error: null },
       });
       await publish('export.started', {
         job_id: job.id,
@@ -433,16 +436,28 @@ export function createExportActivities(deps: ActivityDeps) {
       // The job row, not the heartbeat, is where a retry resumes: it is written before each
       // heartbeat, together with the tally of the same pages.
       ctx.heartbeat(cursor);
+      const pageGate = async (frames: ExportFrame[]): Promise<GateReport | null> =>
+        settings.gateMode === 'advisory' && frames.length
+          ? evaluatePrivacyGate(
+              sql(),
+              settings.predicate,
+              'advisory',
+              frames.map((f) => f.frame_id),
+            )
+          : null;
       const read = (after: string | null) => {
-        const page = readExportPage(sql(), settings.predicate, after, config.export.pageFrames);
+        const page = readExportPage(sql(), settings.predicate, after, config.export.pageFrames).then(
+          async (frames) => ({ frames, gate: await pageGate(frames) }),
+        );
         // Awaited on the next turn; until then a failure must not count as unhandled.
         page.catch(() => undefined);
         return page;
       };
-      // The next page is read while this one is written: the database and the encoding overlap.
+      // The next page (and its advisory gate) is read while this one is written: the database and
+      // the encoding overlap.
       let next = read(cursor.after);
       for (;;) {
-        const frames = await next;
+        const { frames, gate } = await next;
         if (!frames.length) break;
         next = read(frames[frames.length - 1]!.frame_id);
         const page = await writePage(job.id, settings, progress, cursor, frames);
@@ -458,10 +473,11 @@ export function createExportActivities(deps: ActivityDeps) {
           frames_done: cursor.frames,
           objects_done: cursor.objects,
           tally: page.tally,
+          gate: gate ? mergeGateReports(progress.gate, gate) : progress.gate,
         };
         await db.exportJob.update({
           where: { id: job.id },
-          data: { cursor: json(cursor), progress: json(progress) },
+          data: { cursor: json(cursor), progress: json(progress), gate: json(progress.gate) },
         });
         ctx.heartbeat(cursor);
         await publish('export.progress', {
@@ -541,7 +557,17 @@ export function createExportActivities(deps: ActivityDeps) {
             'text/yaml',
           ),
         );
-      const gate = job.gate as unknown as GateReport;
+      const gate = progress.gate;
+      // Every advisory gate call logs its gap count (spec "Export privacy gate"); an export's
+      // advisory gate is complete once its last page is written.
+      if (gate.mode === 'advisory')
+        Context.current().log[gate.outcome === 'gaps' ? 'warn' : 'info']('export privacy gate (advisory)', {
+          job_id: job.id,
+          outcome: gate.outcome,
+          checked_frames: gate.checked_frames,
+          frames_without_audit: gate.frames_without_audit,
+          uncovered_objects: gate.uncovered_objects,
+        });
       const controls = await db.controlSample.findMany({
         where: { sessionId: { in: Object.keys(tally.sessions) } },
         select: { verdict: true, checks: true },

@@ -1,5 +1,15 @@
-import type { SqlQuery } from './sql';
 import { sliceFrom, sliceSql, type SlicePredicate } from '../../core/curation/slice';
+import {
+  CONTAINMENT_TOLERANCE,
+  COVERAGE_L1,
+  LIST_CAP,
+  withOutcome,
+  type BlockingSession,
+  type GateMode,
+  type GateReport,
+} from '../../core/export/gate-report';
+
+import type { SqlQuery } from './sql';
 
 /**
  * The export privacy gate (spec "Export privacy gate", docs/datasets.md). Over the frames a slice
@@ -14,41 +24,6 @@ import { sliceFrom, sliceSql, type SlicePredicate } from '../../core/curation/sl
  * `off` runs neither; `advisory` reports the gaps and lets the export go; `enforcing` refuses it.
  * Both checks are one SQL statement, so the gate answers within the request for any slice size.
  */
-
-export const GATE_MODES = ['off', 'advisory', 'enforcing'] as const;
-export type GateMode = (typeof GATE_MODES)[number];
-
-/** Classes the coverage check treats as a person or a vehicle. */
-export const COVERAGE_L1 = ['vru', 'two_wheeler', 'vehicle'] as const;
-/** How far a region may reach beyond the object's box, as a share of the region's own size. */
-export const CONTAINMENT_TOLERANCE = 0.25;
-/** Blocking frames listed per session, and uncovered objects per frame, in a refusal. */
-const LIST_CAP = 50;
-
-export interface BlockingFrame {
-  frame_id: string;
-  index: number;
-  missing_audit: boolean;
-  uncovered_objects: string[];
-}
-
-export interface BlockingSession {
-  session_id: string;
-  name: string;
-  frames_lacking_coverage: number;
-  uncovered_objects: number;
-  frames: BlockingFrame[];
-}
-
-export interface GateReport {
-  mode: GateMode;
-  /** `off`: not checked; `passed`: no gap; `gaps`: gaps found and let through (advisory); `refused`. */
-  outcome: 'off' | 'passed' | 'gaps' | 'refused';
-  checked_frames: number;
-  frames_without_audit: number;
-  uncovered_objects: number;
-  blocking_sessions: BlockingSession[];
-}
 
 /** One listed frame with the slice's totals and its session's counts (LEFT JOIN: nulls when no gap). */
 interface GapRow {
@@ -65,14 +40,23 @@ interface GapRow {
   session_uncovered: number | null;
 }
 
+/**
+ * The gate over the slice, or over the given frames of it (an export page: an advisory gate is
+ * evaluated page by page while the export writes, so it costs no pass of its own).
+ */
 export async function evaluatePrivacyGate(
   sql: SqlQuery,
   predicate: SlicePredicate,
   mode: GateMode,
+  frames?: readonly string[],
 ): Promise<GateReport> {
   const empty = { checked_frames: 0, frames_without_audit: 0, uncovered_objects: 0, blocking_sessions: [] };
   if (mode === 'off') return { mode, outcome: 'off', ...empty };
-  const slice = sliceSql(predicate, 3);
+  const slice = sliceSql(predicate, 4);
+  // A page's frames are known (each holds slice objects): they are the selection as they are.
+  const selection = frames
+    ? 'SELECT unnest($3::uuid[]) AS frame_id'
+    : `SELECT DISTINCT o.frame_id FROM ${sliceFrom(slice)} WHERE ${slice.where} AND $3::uuid[] IS NULL`;
   const t = CONTAINMENT_TOLERANCE;
   const contained = `EXISTS (SELECT 1 FROM jsonb_array_elements(a.regions) r,
       LATERAL (SELECT (r->'bbox'->>0)::float8 AS x1, (r->'bbox'->>1)::float8 AS y1,
@@ -82,7 +66,7 @@ export async function evaluatePrivacyGate(
   // Counts come from the whole slice; the listed frames and objects are capped in SQL, so the
   // answer stays small whatever the slice holds.
   const text = `
-    WITH sel AS (SELECT DISTINCT o.frame_id FROM ${sliceFrom(slice)} WHERE ${slice.where}),
+    WITH sel AS (${selection}),
     gaps AS (
       SELECT s.frame_id, a.id IS NULL AS missing_audit,
         COALESCE((SELECT array_agg(o.id::text ORDER BY o.id) FROM objects o
@@ -107,7 +91,12 @@ export async function evaluatePrivacyGate(
       LEFT JOIN ranked r ON r.rn <= $2
       LEFT JOIN sessions se ON se.id = r.session_id
      ORDER BY r.session_id, r.index`;
-  const rows = await sql<GapRow>(text, [COVERAGE_L1, LIST_CAP, ...slice.params]);
+  const rows = await sql<GapRow>(text, [
+    COVERAGE_L1,
+    LIST_CAP,
+    frames ?? null,
+    ...(frames ? [] : slice.params),
+  ]);
   const totals = rows[0] ?? { checked: 0, no_audit: 0, uncovered_total: 0 };
   const bySession = new Map<string, BlockingSession>();
   for (const row of rows) {
@@ -130,15 +119,11 @@ export async function evaluatePrivacyGate(
       uncovered_objects: row.uncovered ?? [],
     });
   }
-  const framesWithoutAudit = totals.no_audit;
-  const uncovered = totals.uncovered_total;
-  const gaps = framesWithoutAudit + uncovered;
-  return {
+  return withOutcome({
     mode,
-    outcome: gaps === 0 ? 'passed' : mode === 'enforcing' ? 'refused' : 'gaps',
     checked_frames: totals.checked,
-    frames_without_audit: framesWithoutAudit,
-    uncovered_objects: uncovered,
+    frames_without_audit: totals.no_audit,
+    uncovered_objects: totals.uncovered_total,
     blocking_sessions: [...bySession.values()],
-  };
+  });
 }
