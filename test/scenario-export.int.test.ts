@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { OPENSCENARIO_1_2_ENUMS } from '../testkit/openscenario';
 import { useApiForFile } from '../testkit/api';
 
 /**
@@ -195,49 +196,7 @@ const CONTENT_MODEL: Record<string, ElementRule> = {
 };
 
 /** Enumerated attributes (OpenSCENARIO 1.2 simple types), as the schema lists them. */
-const ENUMS: Record<string, string[]> = {
-  vehicleCategory: [
-    'bicycle',
-    'bus',
-    'car',
-    'motorbike',
-    'semitrailer',
-    'trailer',
-    'train',
-    'tram',
-    'truck',
-    'van',
-  ],
-  pedestrianCategory: ['animal', 'pedestrian', 'wheelchair'],
-  miscObjectCategory: [
-    'barrier',
-    'building',
-    'crosswalk',
-    'gantry',
-    'none',
-    'obstacle',
-    'parkingSpace',
-    'patch',
-    'pole',
-    'railing',
-    'roadMark',
-    'soundBarrier',
-    'streetLamp',
-    'trafficIsland',
-    'tree',
-    'vegetation',
-  ],
-  priority: ['override', 'parallel', 'skip'],
-  rule: ['equalTo', 'greaterThan', 'lessThan', 'greaterOrEqual', 'lessOrEqual', 'notEqualTo'],
-  conditionEdge: ['falling', 'none', 'rising', 'risingOrFalling'],
-  followingMode: ['follow', 'position'],
-  domainAbsoluteRelative: ['absolute', 'relative'],
-  graphics: ['true', 'false'],
-  traffic: ['true', 'false'],
-  sensors: ['true', 'false'],
-  closed: ['true', 'false'],
-  selectTriggeringEntities: ['true', 'false'],
-};
+const ENUMS = OPENSCENARIO_1_2_ENUMS;
 /** xsd:double attributes: a finite decimal. */
 const DOUBLES = new Set([
   'x',

@@ -1,0 +1,47 @@
+/**
+ * Enumerations of the ASAM OpenSCENARIO 1.2 XSD that the scenario export writes, copied from the
+ * schema as the reference the scenario tests check against (never derived from our own code).
+ */
+export const OPENSCENARIO_1_2_ENUMS: Record<string, string[]> = {
+  vehicleCategory: [
+    'bicycle',
+    'bus',
+    'car',
+    'motorbike',
+    'semitrailer',
+    'trailer',
+    'train',
+    'tram',
+    'truck',
+    'van',
+  ],
+  pedestrianCategory: ['animal', 'pedestrian', 'wheelchair'],
+  miscObjectCategory: [
+    'barrier',
+    'building',
+    'crosswalk',
+    'gantry',
+    'none',
+    'obstacle',
+    'parkingSpace',
+    'patch',
+    'pole',
+    'railing',
+    'roadMark',
+    'soundBarrier',
+    'streetLamp',
+    'trafficIsland',
+    'tree',
+    'vegetation',
+  ],
+  priority: ['override', 'parallel', 'skip'],
+  rule: ['equalTo', 'greaterThan', 'lessThan', 'greaterOrEqual', 'lessOrEqual', 'notEqualTo'],
+  conditionEdge: ['falling', 'none', 'rising', 'risingOrFalling'],
+  followingMode: ['follow', 'position'],
+  domainAbsoluteRelative: ['absolute', 'relative'],
+  graphics: ['true', 'false'],
+  traffic: ['true', 'false'],
+  sensors: ['true', 'false'],
+  closed: ['true', 'false'],
+  selectTriggeringEntities: ['true', 'false'],
+};
