@@ -10,7 +10,7 @@ import {
 } from '../core/export/parquet-tables';
 import type { DatasetCommit } from '../generated/prisma/client';
 import { useApiForFile } from '../testkit/api';
-import { createCommitFixture } from '../testkit/commits';
+import { createCommitFixture, objectRow } from '../testkit/commits';
 
 /**
  * The dataset commit reads (docs/datasets-read.md) against the real PostgreSQL and MinIO: list,
@@ -60,7 +60,7 @@ function frame(sessionId: string, index: number, split: string, withImage: boole
 function object(f: FrameRow, c: Cls, box: [number, number, number, number], over: Partial<ObjectRow> = {}) {
   f.objects++;
   const [x1, y1, x2, y2] = box;
-  return {
+  return objectRow({
     object_id: randomUUID(),
     frame_id: f.frame_id,
     session_id: f.session_id,
@@ -72,22 +72,10 @@ function object(f: FrameRow, c: Cls, box: [number, number, number, number], over
     y1,
     x2,
     y2,
-    rot_deg: 0,
-    rbox: null,
-    polyline: null,
-    mask_uri: null,
-    mask_polygons: null,
-    keypoints: null,
-    cuboid_3d: null,
-    attrs: '{}',
     conf: 0.9,
     source: 'auto_accept',
-    state: 'accepted',
-    version: 1,
-    track_id: null,
-    provenance: null,
     ...over,
-  } satisfies ObjectRow;
+  });
 }
 
 /** A commit of two export pages: page 0 from the fixture's own tables, page 1 as extra files. */

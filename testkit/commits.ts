@@ -12,28 +12,11 @@ import {
 } from '../core/export/parquet-tables';
 import type { DatasetCommit } from '../generated/prisma/client';
 
-/**
- * A dataset commit made without running an export: real files in the exports bucket (the
- * Parquet tables from the given rows, plus any extra files) and a signed commit row, for the
- * suites of the routes that read commits.
- */
-export async function createCommitFixture(
-  deps: Pick<AppDeps, 'db' | 'storage' | 'config'>,
-  opts: {
-    name: string;
-    objects: Array<Partial<ObjectRow> & Pick<ObjectRow, 'object_id' | 'class_name'>>;
-    frames?: FrameRow[];
-    files?: Record<string, Buffer | string>;
-    sessionIds?: string[];
-    modelVersions?: string[];
-    createdBy?: string | null;
-  },
-): Promise<DatasetCommit> {
-  const jobId = randomUUID();
-  const prefix = `fixtures/${jobId}/`;
-  const objects: ObjectRow[] = opts.objects.map((o) => ({
+/** An objects-table row: the given fields over neutral defaults (a human-accepted 10 px box). */
+export function objectRow(o: Partial<ObjectRow> & Pick<ObjectRow, 'object_id' | 'class_name'>): ObjectRow {
+  return {
     frame_id: randomUUID(),
-    session_id: opts.sessionIds?.[0] ?? randomUUID(),
+    session_id: randomUUID(),
     frame_index: 0,
     timestamp_ms: 0,
     split: 'train',
@@ -59,7 +42,31 @@ export async function createCommitFixture(
     track_id: null,
     provenance: null,
     ...o,
-  }));
+  };
+}
+
+/**
+ * A dataset commit made without running an export: real files in the exports bucket (the
+ * Parquet tables from the given rows, plus any extra files) and a signed commit row, for the
+ * suites of the routes that read commits.
+ */
+export async function createCommitFixture(
+  deps: Pick<AppDeps, 'db' | 'storage' | 'config'>,
+  opts: {
+    name: string;
+    objects: Array<Partial<ObjectRow> & Pick<ObjectRow, 'object_id' | 'class_name'>>;
+    frames?: FrameRow[];
+    files?: Record<string, Buffer | string>;
+    sessionIds?: string[];
+    modelVersions?: string[];
+    createdBy?: string | null;
+  },
+): Promise<DatasetCommit> {
+  const jobId = randomUUID();
+  const prefix = `fixtures/${jobId}/`;
+  const objects = opts.objects.map((o) =>
+    objectRow({ session_id: opts.sessionIds?.[0] ?? randomUUID(), ...o }),
+  );
   const contents: Record<string, Buffer> = {
     [partName('objects', 0)]: parquetPart(OBJECT_COLUMNS, objects),
     [partName('frames', 0)]: parquetPart(FRAME_COLUMNS, opts.frames ?? []),

@@ -26,7 +26,8 @@ import { SPLITS, splitOf, type Split, type SplitSpec } from '../../core/export/s
 import { emptyTally, tallyPage, type ExportTally, type TalliedFrame } from '../../core/export/tally';
 import { yoloBoxLine, yoloDataYaml, yoloPolygonLine, type YoloTask } from '../../core/export/yolo';
 import type { Prisma } from '../../generated/prisma/client';
-import { createMaskStore, parseS3Uri } from '../annotations/masks';
+import { createMaskStore } from '../annotations/masks';
+import { objectLocation, readObject } from '../inspector/frame-objects';
 import { recordAudit } from '../audit';
 import type { ActivityDeps } from '../deps';
 import { recordCommit } from './commit';
@@ -39,7 +40,7 @@ import {
 } from '../../core/export/gate-report';
 import { evaluatePrivacyGate } from './privacy-gate';
 import { createSqlPool } from './sql';
-import { tallyContext } from './aggregates';
+import { tallyContext } from './tally-context';
 import { mapLimit } from '../../core/map-limit';
 import { createExportStore } from './storage';
 
@@ -339,14 +340,12 @@ export function createExportActivities(deps: ActivityDeps) {
     }
     for (const { row, split } of imageJobs)
       writes.push(async () => {
-        const loc = row.redacted_uri ? parseS3Uri(row.redacted_uri) : null;
-        const key = loc?.key ?? row.redacted_uri;
-        if (!key)
+        if (!row.redacted_uri)
           throw ApplicationFailure.nonRetryable(
             `frame ${row.frame_id} has no redacted copy; images leave the platform only redacted`,
             'ExportRefused',
           );
-        const bytes = await store.getFrom(loc?.bucket ?? storage.bucket('redacted'), key);
+        const bytes = await readObject(storage, objectLocation(storage, row.redacted_uri, 'redacted'));
         const path = imagePath(split, row.frame_id);
         return store.put(`${out}${path}`, path, bytes, 'image/jpeg');
       });
@@ -509,10 +508,10 @@ export function createExportActivities(deps: ActivityDeps) {
       const parts = partsPrefix(job.id);
       const files: CommitFile[] = [];
       for (let page = 0; page < cursor.page; page++) {
-        const listed = await store.getTextOrNull(`${parts}files-${pageTag(page)}.json`);
+        const listed = await store.getOrNull(`${parts}files-${pageTag(page)}.json`);
         if (listed === null)
           throw new Error(`export ${job.id}: page ${page} has no file list; resume the export`);
-        files.push(...(JSON.parse(listed) as CommitFile[]));
+        files.push(...(JSON.parse(listed.toString('utf8')) as CommitFile[]));
       }
       const tally = progress.tally;
       const context = await tallyContext(sql(), tally);
@@ -532,11 +531,13 @@ export function createExportActivities(deps: ActivityDeps) {
                 if (kind === 'annotations') await append(COCO_BETWEEN_IMAGES_AND_ANNOTATIONS);
                 let first = true;
                 for (let page = 0; page < cursor.page; page++) {
-                  const text = await store.getTextOrNull(
+                  // Fragments go through as bytes: a page's annotations are megabytes.
+                  const fragmentBytes = await store.getOrNull(
                     `${parts}coco/${split}/${kind}-${pageTag(page)}.json`,
                   );
-                  if (!text) continue;
-                  await append(first ? text : `,${text}`);
+                  if (!fragmentBytes?.length) continue;
+                  if (!first) await append(',');
+                  await append(fragmentBytes);
                   first = false;
                 }
               }

@@ -3,6 +3,7 @@ import {
   CONTAINMENT_TOLERANCE,
   COVERAGE_L1,
   LIST_CAP,
+  emptyGateReport,
   withOutcome,
   type BlockingSession,
   type GateMode,
@@ -50,8 +51,7 @@ export async function evaluatePrivacyGate(
   mode: GateMode,
   frames?: readonly string[],
 ): Promise<GateReport> {
-  const empty = { checked_frames: 0, frames_without_audit: 0, uncovered_objects: 0, blocking_sessions: [] };
-  if (mode === 'off') return { mode, outcome: 'off', ...empty };
+  if (mode === 'off') return emptyGateReport(mode);
   const slice = sliceSql(predicate, 4);
   // A page's frames are known (each holds slice objects): they are the selection as they are.
   const selection = frames

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import type { CommitFile } from '../../core/datasets/manifest';
 import type { AppConfig } from '../../core/config';
+import { isMissingObject, readObject } from '../inspector/frame-objects';
 import { createMinioClient, type ObjectStore } from '../storage/object-store';
 
 /**
@@ -17,12 +18,6 @@ export function createExportStore(storage: ObjectStore, config: AppConfig['stora
   const client = storage.client;
   const streaming = createMinioClient(config, { partSize: STREAM_PART_SIZE });
 
-  async function readAll(stream: Readable): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
-  }
-
   return {
     bucket,
     async put(key: string, path: string, body: Buffer | string, contentType: string): Promise<CommitFile> {
@@ -30,18 +25,12 @@ export function createExportStore(storage: ObjectStore, config: AppConfig['stora
       await client.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType });
       return { path, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
     },
-    async get(key: string): Promise<Buffer> {
-      return readAll(await client.getObject(bucket, key));
-    },
-    async getFrom(bucketName: string, key: string): Promise<Buffer> {
-      return readAll(await client.getObject(bucketName, key));
-    },
-    /** The text of an object, or null when it does not exist (a page that wrote no part). */
-    async getTextOrNull(key: string): Promise<string | null> {
+    /** An object of the exports bucket, or null when it does not exist (a page that wrote no part). */
+    async getOrNull(key: string): Promise<Buffer | null> {
       try {
-        return (await readAll(await client.getObject(bucket, key))).toString('utf8');
+        return await readObject(storage, { bucket, key });
       } catch (err) {
-        if ((err as { code?: string }).code === 'NoSuchKey') return null;
+        if (isMissingObject(err)) return null;
         throw err;
       }
     },
