@@ -9,6 +9,7 @@ import { createControlSeedActivities } from './govern/control-seed';
 import { createCurationEmbedActivities } from './curation/embed';
 import { createIngestActivities } from './ingest';
 import { createInspectorActivities } from './inspector';
+import { createInferenceRunActivities, createInferenceRunBookkeeping } from './quality/inference-runs';
 import { createUploadActivities } from './upload';
 import type { ActivityDeps } from './deps';
 
@@ -25,12 +26,17 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createRevertActivities(deps),
     ...createCurationEmbedActivities(deps),
     ...createExportActivities(deps),
+    ...createInferenceRunBookkeeping(deps),
   };
 }
 
 /** Activities of the `gpu` task queue (one slot): model inference, training, corpus relabel. */
 export function createGpuActivities(deps: ActivityDeps) {
-  return { ...createDetectActivities(deps), ...createAutolabelActivities(deps) };
+  return {
+    ...createDetectActivities(deps),
+    ...createAutolabelActivities(deps),
+    ...createInferenceRunActivities(deps),
+  };
 }
 
 export type CpuActivities = ReturnType<typeof createCpuActivities>;

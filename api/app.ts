@@ -43,6 +43,10 @@ import { createDatasetTransferRoutes } from './routes/datasets/transfer';
 import { createCertificateRoutes } from './routes/export/certificate';
 import { createReleaseRoutes } from './routes/release';
 import { createLineageRoutes } from './routes/campaigns/lineage';
+import { createPredictionRoutes } from './routes/predictions';
+import { createQualityRoutes } from './routes/quality';
+import { createExploreRoutes } from './routes/explore';
+import { createEvalRoutes } from './routes/eval';
 import { serveWebUi } from './http/web-ui';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
@@ -79,6 +83,10 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createExportJobRoutes(deps),
     createScenarioExportRoutes(deps),
     createLineageRoutes(deps),
+    createPredictionRoutes(deps),
+    createQualityRoutes(deps),
+    createExploreRoutes(deps),
+    createEvalRoutes(deps),
     createCertificateRoutes(deps),
     createReleaseRoutes(deps),
     createDatasetTransferRoutes(deps),

@@ -12,3 +12,4 @@ export { redetectCorpusWorkflow } from './redetect-corpus';
 export { revertAgentRunWorkflow } from './revert-agent-run';
 export { exportWorkflow } from './export';
 export { curationEmbedWorkflow } from './curation-embed';
+export { inferenceRunWorkflow } from './inference-run';

@@ -9,7 +9,7 @@ import type { Db } from '../db';
  */
 export interface SlotHolder {
   device: number;
-  holderKind: 'autolabel';
+  holderKind: 'autolabel' | 'inference';
   holderId: string;
   workflowId: string;
   sessionId: string | null;

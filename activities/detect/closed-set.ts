@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type * as ort from 'onnxruntime-node';
 import type { AppConfig } from '../../core/config';
-import { mapCocoDetections, COCO_CLASSES } from '../../core/detect/coco-ontology';
+import { mapCocoDetections, COCO_CLASSES, COCO_TO_ONTOLOGY } from '../../core/detect/coco-ontology';
 import {
   decodeYolox,
   letterbox,
@@ -45,12 +45,27 @@ export interface ClosedSetInput {
 
 export interface ClosedSetResult {
   run: PathRun;
+  /**
+   * For each detection of `run`, in order: the model's score for every ontology class it can name
+   * (the best of the COCO classes that map to it), for the prediction plane's label-error detection.
+   */
+  classScores: Array<Record<string, number>>;
   dropped: Record<string, number>;
   /** The model's own run, timed on the inference thread: not the wait in its queue, not the decode of its output. */
   inferenceMs: number;
 }
 
 type DetectConfig = Pick<AppConfig, 'models' | 'autolabel'>;
+
+/** COCO-80 scores → ontology class names, keeping the best COCO class behind each name. */
+function ontologyScores(scores: Float32Array): Record<string, number> {
+  const out: Record<string, number> = {};
+  COCO_CLASSES.forEach((coco, i) => {
+    const name = COCO_TO_ONTOLOGY[coco];
+    if (name && !(out[name]! >= scores[i]!)) out[name] = scores[i]!;
+  });
+  return out;
+}
 
 /**
  * onnxruntime-node runs a model synchronously on the calling thread: on the main thread every
@@ -237,7 +252,13 @@ async function openDetector(
       score: d.score,
       label: d.cocoClass,
     }));
-    return { run: { path: 'closed_set', status: 'ran', detections, model }, dropped, inferenceMs };
+    const classScores = mapped.map((d) => ontologyScores(d.classScores));
+    return {
+      run: { path: 'closed_set', status: 'ran', detections, model },
+      classScores,
+      dropped,
+      inferenceMs,
+    };
   };
   return {
     model,

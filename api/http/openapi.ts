@@ -44,6 +44,12 @@ function responsesOf(spec: RouteSpec): Record<string, unknown> {
       };
   return {
     [String(spec.successStatus ?? 200)]: success,
+    ...Object.fromEntries(
+      Object.entries(spec.alsoSucceeds ?? {}).map(([status, description]) => [
+        status,
+        { ...success, description },
+      ]),
+    ),
     ...(spec.access === 'public'
       ? {}
       : { 401: problemResponse('no valid token'), 403: problemResponse('role too low') }),

@@ -38,6 +38,8 @@ export interface RouteSpec {
   mediaToken?: boolean;
   /** Status of a successful answer when not 200 (201 for a create, 202 for a started workflow). */
   successStatus?: number;
+  /** Other successes the handler answers itself (a 202 for a started workflow beside a 201 create). */
+  alsoSucceeds?: Record<number, string>;
   /** A response schema when the route declares one, for OpenAPI. */
   response?: { name: string; schema: z.ZodType };
   /**
@@ -140,6 +142,8 @@ function checkDeclaration(method: Method, path: string, spec: RouteSpec): void {
     throw new Error(`${where}: path parameters {${inPath.join(', ')}} declared as {${declared.join(', ')}}`);
   for (const status of Object.keys(spec.statuses ?? {}))
     if (Number(status) < 400) throw new Error(`${where}: statuses lists errors; a success is successStatus`);
+  for (const status of Object.keys(spec.alsoSucceeds ?? {}))
+    if (Number(status) >= 300) throw new Error(`${where}: alsoSucceeds lists successes`);
 }
 
 /**

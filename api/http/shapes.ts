@@ -26,3 +26,9 @@ export const KeypointsIn = z
     (k) => Object.keys(k).length <= SHAPE_LIMITS.keypoints,
     `at most ${SHAPE_LIMITS.keypoints} keypoints`,
   );
+
+/** A crop's query: padding around the box (a fraction of its size) and the longest side of the JPEG. */
+export const CropQuery = z.strictObject({
+  pad: z.coerce.number().min(0).max(2).default(0.15),
+  size: z.coerce.number().int().min(16).max(1024).optional(),
+});

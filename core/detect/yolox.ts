@@ -72,6 +72,11 @@ export const yoloxAnchorCount = (inputSize: number): number =>
 export interface ClassBox extends ScoredBox {
   /** Index into the model's classes (COCO-80 for yolox_nano). */
   classIndex: number;
+  /**
+   * Objectness × score of every class at the box's anchor, by class index: what the model thought
+   * of the other classes (label-error detection weighs the given class against them).
+   */
+  classScores: Float32Array;
 }
 
 export interface DecodeOptions {
@@ -98,7 +103,7 @@ export function decodeYolox(
     throw new Error(
       `YOLOX output has ${raw.length} values; a ${lb.inputSize} input with ${numClasses} classes gives ${anchors}×${stride}`,
     );
-  const candidates: ClassBox[] = [];
+  const candidates: Array<Omit<ClassBox, 'classScores'> & { offset: number }> = [];
   let anchor = 0;
   for (const s of YOLOX_STRIDES) {
     const cells = lb.inputSize / s;
@@ -121,10 +126,15 @@ export function decodeYolox(
       const cy = (raw[o + 1]! + Math.floor(i / cells)) * s;
       const w = Math.exp(raw[o + 2]!) * s;
       const h = Math.exp(raw[o + 3]!) * s;
-      candidates.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score, classIndex });
+      candidates.push({
+        box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2],
+        score,
+        classIndex,
+        offset: o,
+      });
     }
   }
-  const byClass = new Map<number, ClassBox[]>();
+  const byClass = new Map<number, typeof candidates>();
   for (const c of candidates) {
     const same = byClass.get(c.classIndex);
     if (same) same.push(c);
@@ -132,7 +142,11 @@ export function decodeYolox(
   }
   const kept = [...byClass.values()].flatMap((boxes) => nms(boxes, opts.nmsIou));
   return kept
-    .map((b) => toFrame(b, lb))
+    .map(({ offset, ...b }) => {
+      const classScores = new Float32Array(numClasses);
+      for (let c = 0; c < numClasses; c++) classScores[c] = raw[offset + 4]! * raw[offset + 5 + c]!;
+      return toFrame({ ...b, classScores }, lb);
+    })
     .filter(({ box: [x1, y1, x2, y2] }) => x2 - x1 >= 1 && y2 - y1 >= 1)
     .sort((a, b) => b.score - a.score);
 }

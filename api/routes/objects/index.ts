@@ -15,7 +15,8 @@ import { NotFoundError } from '../../../core/errors';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
 import { RouteGroup, uuidParams } from '../../http/route-group';
-import { ClassifyIn, CreateObjectIn, CropQuery, CropSheetIn, MaskIn } from './validators';
+import { CropQuery } from '../../http/shapes';
+import { ClassifyIn, CreateObjectIn, CropSheetIn, MaskIn } from './validators';
 
 /**
  * The `objects` group's annotation routes (docs/annotations.md). GET /api/frames/{frame_id} and

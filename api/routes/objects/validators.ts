@@ -32,11 +32,6 @@ export const MaskIn = z.strictObject({
   expected_version: z.int().nullable().default(null),
 });
 
-export const CropQuery = z.strictObject({
-  pad: z.coerce.number().min(0).max(2).default(0.15),
-  size: z.coerce.number().int().min(16).max(1024).optional(),
-});
-
 export const CropSheetIn = z.strictObject({
   object_ids: z.array(z.uuid()).min(1).max(256),
   cell: z.int().min(16).max(512).default(128),
