@@ -1,0 +1,4 @@
+export * from './detect';
+export * from './inject';
+export * from './match';
+export * from './synthetic';
