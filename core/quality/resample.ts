@@ -5,16 +5,36 @@ import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
  * interval can be reproduced from the parameters it reports.
  */
 
+/**
+ * Calls `visit(b, indices)` for each of nBoot resamples of n items drawn with replacement. The draws
+ * are uniform integers in [0, n-1] from xoroshiro128plus(seed), resample by resample, item by item:
+ * the rows of stats' `resampleIndices`, and tallied, bootstrapFrames' counts: a seed names the same
+ * resamples everywhere in core/quality.
+ * One buffer is reused: `visit` must not keep it.
+ */
+export function forEachResample(
+  n: number,
+  nBoot: number,
+  seed: number,
+  visit: (b: number, indices: Uint32Array) => void,
+): void {
+  const rng = xoroshiro128plus(seed);
+  const indices = new Uint32Array(n);
+  for (let b = 0; b < nBoot; b++) {
+    for (let i = 0; i < n; i++) indices[i] = unsafeUniformIntDistribution(0, n - 1, rng);
+    visit(b, indices);
+  }
+}
+
 /** `nBoot` resamples of `n` items with replacement, each as the count of times every item was drawn. */
 export function bootstrapFrames(n: number, nBoot: number, seed: number): Uint32Array[] {
-  const rng = xoroshiro128plus(seed);
   const out: Uint32Array[] = [];
   if (n === 0) return out;
-  for (let b = 0; b < nBoot; b++) {
+  forEachResample(n, nBoot, seed, (_, indices) => {
     const counts = new Uint32Array(n);
-    for (let i = 0; i < n; i++) counts[unsafeUniformIntDistribution(0, n - 1, rng)]!++;
+    for (const i of indices) counts[i]!++;
     out.push(counts);
-  }
+  });
   return out;
 }
 
