@@ -11,6 +11,8 @@ import { createIngestActivities } from './ingest';
 import { createInspectorActivities } from './inspector';
 import { createInferenceRunActivities, createInferenceRunBookkeeping } from './quality/inference-runs';
 import { createUploadActivities } from './upload';
+import { createErrorDetectActivities } from './errordetect';
+import { createExploreActivities } from './explore';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -27,6 +29,8 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createCurationEmbedActivities(deps),
     ...createExportActivities(deps),
     ...createInferenceRunBookkeeping(deps),
+    ...createErrorDetectActivities(deps),
+    ...createExploreActivities(deps),
   };
 }
 

@@ -47,6 +47,10 @@ import { createPredictionRoutes } from './routes/predictions';
 import { createQualityRoutes } from './routes/quality';
 import { createExploreRoutes } from './routes/explore';
 import { createEvalRoutes } from './routes/eval';
+import { createErrordetectRoutes } from './routes/errordetect';
+import { createEvalgovRoutes } from './routes/evalgov';
+import { createPlatformQualityRoutes } from './routes/platform/quality';
+import { createObjectQualityRoutes } from './routes/objects/quality';
 import { serveWebUi } from './http/web-ui';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
@@ -87,6 +91,10 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createQualityRoutes(deps),
     createExploreRoutes(deps),
     createEvalRoutes(deps),
+    createErrordetectRoutes(deps),
+    createEvalgovRoutes(deps),
+    createPlatformQualityRoutes(deps),
+    createObjectQualityRoutes(deps),
     createCertificateRoutes(deps),
     createReleaseRoutes(deps),
     createDatasetTransferRoutes(deps),
