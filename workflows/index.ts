@@ -13,3 +13,4 @@ export { revertAgentRunWorkflow } from './revert-agent-run';
 export { exportWorkflow } from './export';
 export { curationEmbedWorkflow } from './curation-embed';
 export { inferenceRunWorkflow } from './inference-run';
+export { errorDetectWorkflow } from './errordetect';
