@@ -10,6 +10,7 @@ import { createCurationEmbedActivities } from './curation/embed';
 import { createIngestActivities } from './ingest';
 import { createInspectorActivities } from './inspector';
 import { createInferenceRunActivities, createInferenceRunBookkeeping } from './quality/inference-runs';
+import { createObjectQualityActivities } from './quality/object-quality';
 import { createUploadActivities } from './upload';
 import { createErrorDetectActivities } from './errordetect';
 import { createExploreActivities } from './explore';
@@ -31,6 +32,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createInferenceRunBookkeeping(deps),
     ...createErrorDetectActivities(deps),
     ...createExploreActivities(deps),
+    ...createObjectQualityActivities(deps),
   };
 }
 

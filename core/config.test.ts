@@ -45,6 +45,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ APP_ENV: 'staging' })).toThrow(ConfigError);
   });
 
+  it('reads the harness parity epsilon (quality section), 1e-6 by default, never negative', () => {
+    expect(loadConfig({}).quality.parityEpsilon).toBe(1e-6);
+    expect(loadConfig({ APP_QUALITY__PARITY_EPSILON: '1e-4' }).quality.parityEpsilon).toBe(1e-4);
+    expect(() => loadConfig({ APP_QUALITY__PARITY_EPSILON: '-1' })).toThrow(/APP_QUALITY__PARITY_EPSILON/);
+  });
+
   it('refuses to start outside local/test while any built-in secret is in use, naming each (Authentication 9)', () => {
     let message = '';
     try {

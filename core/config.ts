@@ -268,6 +268,16 @@ export const ConfigSchema = z.object({
       heartbeatTimeoutSeconds: int.min(2).default(60),
     })
     .prefault({}),
+  /** Quality measurement: agreement, calibration, audits, harness parity (docs/quality-measure.md). */
+  quality: z
+    .object({
+      /**
+       * Largest |difference| between the two COCO harnesses' figures that still counts as parity
+       * (POST /api/platform/reconcile/parity; the promotion gate refuses beyond it).
+       */
+      parityEpsilon: num.min(0).max(1).default(1e-6),
+    })
+    .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),
   workers: z
     .object({

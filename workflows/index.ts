@@ -14,3 +14,4 @@ export { exportWorkflow } from './export';
 export { curationEmbedWorkflow } from './curation-embed';
 export { inferenceRunWorkflow } from './inference-run';
 export { errorDetectWorkflow } from './errordetect';
+export { objectQualityBackfillWorkflow } from './object-quality-backfill';

@@ -61,7 +61,7 @@ export async function createAutolabelJob(
       computeTarget: job.computeTarget,
       limit: job.limit,
       onlyUnlabelled: job.onlyUnlabelled,
-      policy: { ...policy } as Prisma.InputJsonValue,
+      policy: { ...policy } as unknown as Prisma.InputJsonValue,
       createdBy: job.actorId,
       agentRunId: job.agentRunId ?? null,
     },

@@ -16,6 +16,7 @@ import {
   distanceToAutoAccept,
   isUncertain,
   routeObject,
+  routingConf,
   type AgentPolicy,
   type ObjectRoute,
 } from '../../core/routing';
@@ -49,6 +50,8 @@ export interface LabelledObject {
   classId: number;
   state: ObjectRoute;
   routeReason: string;
+  /** The conf routing compared under the policy's active calibration (null without one); fused.conf stays raw. */
+  calibrated: { conf: number; calibration_id: string } | null;
   critic: CriticVerdict;
   demoted: boolean;
   qualityFlags: string[];
@@ -170,6 +173,9 @@ export async function labelFrame(
       classId: ontology.resolve(o.className)!.id,
       state: route,
       routeReason: routed.reason,
+      calibrated: opts.policy.calibration
+        ? { conf: routingConf(o, opts.policy), calibration_id: opts.policy.calibration.calibration_id }
+        : null,
       critic,
       demoted,
       qualityFlags,

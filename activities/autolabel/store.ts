@@ -275,7 +275,19 @@ function reasonerTrace(o: FrameLabels['objects'][number], labels: FrameLabels) {
       ]),
     ),
     class_distribution: o.fused.classDistribution,
-    route: { state: o.state, reason: o.routeReason, demoted_by_critic: o.demoted },
+    route: {
+      state: o.state,
+      reason: o.routeReason,
+      demoted_by_critic: o.demoted,
+      // The conf routing compared: calibrated under the policy's calibration (the object keeps the raw one).
+      ...(o.calibrated === null
+        ? {}
+        : {
+            raw_conf: o.fused.conf,
+            calibrated_conf: o.calibrated.conf,
+            calibration_id: o.calibrated.calibration_id,
+          }),
+    },
     critic: { vetoes: o.critic.vetoes, ran: o.critic.ran, skipped: o.critic.skipped },
     verifier:
       o.fused.verifier ??

@@ -7,10 +7,11 @@ import {
   type JudgedObject,
   type ThresholdFitResult,
 } from '../../core/routing/thresholds';
-import type { AgentPolicy } from '../../core/routing';
+import { calibratedConf, type AgentPolicy } from '../../core/routing';
 import type { Prisma, ThresholdFit } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
+import { activeRoutingCalibration } from '../quality/calibration';
 
 /** Review actions that judge a machine object: confirm and accept say it was right, reject that it was wrong, relabel that its class was (unless to the same class). */
 const JUDGING_ACTIONS = ['confirm', 'accept', 'reject', 'relabel'];
@@ -89,7 +90,14 @@ export async function createThresholdFit(
     requestId: string;
   },
 ): Promise<ThresholdFit> {
-  const { judged, evidence } = await gatherVerdicts(db, input.sessionIds);
+  const [{ judged: raw, evidence }, calibration] = await Promise.all([
+    gatherVerdicts(db, input.sessionIds),
+    activeRoutingCalibration(db),
+  ]);
+  // Routing compares calibrated confidences under an active calibration, so thresholds are fitted on them too.
+  const judged = calibration
+    ? raw.map((j) => ({ ...j, conf: calibratedConf(calibration, j.className, j.conf) }))
+    : raw;
   const result = fitThresholds(judged, input.targetPrecision, input.minSamples);
   return db.$transaction(async (tx) => {
     const fit = await tx.thresholdFit.create({
@@ -97,7 +105,11 @@ export async function createThresholdFit(
         targetPrecision: input.targetPrecision,
         minSamples: input.minSamples,
         sessionIds: input.sessionIds ?? [],
-        evidence: { ...evidence, judged: judged.length },
+        evidence: {
+          ...evidence,
+          judged: judged.length,
+          ...(calibration ? { calibration_id: calibration.calibration_id } : {}),
+        },
         global: result.global as unknown as Prisma.InputJsonValue,
         classes: result.classes as unknown as Prisma.InputJsonValue,
         createdBy: input.actorId,
@@ -163,7 +175,9 @@ export async function activateThresholdFit(
 /**
  * The routing defaults new auto-label jobs (and the uncertainty view) start from: the deployment's
  * configured policy, with the active threshold fit's global threshold as auto_accept_conf when it
- * fitted one and its class thresholds. review_low never exceeds the default threshold.
+ * fitted one and its class thresholds. review_low never exceeds the default threshold. With an
+ * active confidence calibration (docs/quality-measure.md) the policy carries its maps, and routing
+ * compares calibrated confidences with these thresholds.
  */
 export async function routingDefaults(db: Db, config: Pick<AppConfig, 'autolabel'>): Promise<AgentPolicy> {
   const a = config.autolabel;
@@ -172,7 +186,11 @@ export async function routingDefaults(db: Db, config: Pick<AppConfig, 'autolabel
     require_agreement: a.requireAgreement,
     review_low: a.reviewLow,
   };
-  const fit = await db.thresholdFit.findFirst({ where: { active: true } });
+  const [fit, calibration] = await Promise.all([
+    db.thresholdFit.findFirst({ where: { active: true } }),
+    activeRoutingCalibration(db),
+  ]);
+  if (calibration) base.calibration = calibration;
   if (!fit) return base;
   const fitted = fitPolicyDefaults(storedFigures(fit));
   const autoAccept = fitted.auto_accept_conf ?? base.auto_accept_conf;

@@ -4,7 +4,12 @@ import { RefusedError } from '../../../core/errors';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
 import { RouteGroup, uuidParams } from '../../http/route-group';
-import { GoldMeasureIn, GoldSealIn, GoldSetsQuery } from './validators';
+import { agreementOfStored } from '../../../activities/quality/agreement';
+import { sessionAttrAudit } from '../../../activities/quality/attr-audit';
+import { fitCalibrationFromStore } from '../../../activities/quality/calibration';
+import { qualitySheet } from '../../../activities/quality/sheet';
+import { MIN_CALIBRATION_SAMPLES } from '../../../core/quality/calibration-fit';
+import { CalibrateFitIn, GoldMeasureIn, GoldSealIn, GoldSetsQuery, IaaIn, SheetQuery } from './validators';
 
 /** Tracks do not exist yet (issue 20); the track-based quality routes refuse by name until they do. */
 const tracksMissing = () => {
@@ -23,7 +28,7 @@ export function createQualityRoutes(deps: AppDeps): RouteGroup {
     access: 'reviewer' as const,
     statuses: { 422: 'tracks do not exist yet' },
   });
-  return new RouteGroup('quality')
+  const group = new RouteGroup('quality')
     .post(
       '/api/quality/gold/seal',
       {
@@ -78,5 +83,74 @@ export function createQualityRoutes(deps: AppDeps): RouteGroup {
       '/api/quality/track-relabel-backfill/plan',
       trackRoute('Plan of the track relabel backfill'),
       tracksMissing,
+    );
+  return addMeasureRoutes(group, deps);
+}
+
+// ---- Agreement, calibration, sheet and attribute audit (docs/quality-measure.md) ----
+
+function addMeasureRoutes(group: RouteGroup, deps: AppDeps): RouteGroup {
+  const { db } = deps;
+  return group
+    .post(
+      '/api/quality/iaa',
+      {
+        summary:
+          "Inter-annotator agreement over stored objects of frames several people labelled (a session or frame_ids): an object's annotator is its creator by the audit log (or its job_id); the AgreementIn report with per-class agreement; recorded as eval operation `iaa`",
+        access: 'annotator',
+        body: { name: 'IaaIn', schema: IaaIn },
+        statuses: {
+          404: 'no such session or frame',
+          422: 'no frame holds objects of two annotators, or too many objects',
+        },
+      },
+      async ({ body, principal, req }) => agreementOfStored(db, body, actorOf(principal, req)),
+    )
+    .post(
+      '/api/quality/calibrate/fit',
+      {
+        summary: `Fit per-class confidence calibration (temperature or isotonic) from human verdicts on machine objects of a gold set or a session (CalibrateFitIn); ECE and reliability before and after; with activate, it becomes the one active calibration that auto-accept routing and threshold fits use. Refused under ${MIN_CALIBRATION_SAMPLES} verdicts`,
+        access: 'reviewer',
+        body: { name: 'CalibrateFitIn', schema: CalibrateFitIn },
+        successStatus: 201,
+        statuses: {
+          404: 'no such gold set or session',
+          409: 'the gold set is not sealed',
+          422: `fewer than ${MIN_CALIBRATION_SAMPLES} verdicts`,
+        },
+      },
+      async ({ body, principal, req }) =>
+        fitCalibrationFromStore(
+          db,
+          {
+            gold_id: body.gold_id,
+            session_id: body.session_id,
+            method: body.method,
+            activate: body.activate,
+          },
+          actorOf(principal, req),
+        ),
+    )
+    .get(
+      '/api/quality/sheet',
+      {
+        summary:
+          "The quality sheet of the corpus or of a curation slice: per class and in total, objects, human-verified and auto-accept shares, control precision (Laplace, from 25 verdicts), gold coverage, open error candidates, the latest agreement and the active calibration's ECE",
+        access: 'annotator',
+        query: SheetQuery,
+        statuses: { 404: 'no such slice' },
+      },
+      async ({ query }) => qualitySheet(db, query),
+    )
+    .get(
+      '/api/quality/attr-audit/{session_id}',
+      {
+        summary:
+          "Attribute audit of a session: per class and attribute key, completeness, value distribution, values conflicting within a track and values deviating from the class's dominant one",
+        access: 'annotator',
+        params: uuidParams('session_id'),
+        statuses: { 404: 'no such session' },
+      },
+      async ({ params }) => sessionAttrAudit(db, params.session_id),
     );
 }
