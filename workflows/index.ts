@@ -15,3 +15,4 @@ export { curationEmbedWorkflow } from './curation-embed';
 export { inferenceRunWorkflow } from './inference-run';
 export { errorDetectWorkflow } from './errordetect';
 export { objectQualityBackfillWorkflow } from './object-quality-backfill';
+export { exploreProjectionWorkflow } from './explore-projection';
