@@ -1,5 +1,5 @@
 import { InputError } from './errors';
-import { decodeCursor, encodeCursor } from './pagination';
+import { decodeCursor, encodeCursor, idCursorArgs, idPage } from './pagination';
 
 describe('keyset cursors', () => {
   const position = { createdAt: '2026-11-22T13:27:23.123456Z', id: '0b7f5a1e-7d7c-4c5e-9a55-1f2b3c4d5e6f' };
@@ -27,5 +27,19 @@ describe('keyset cursors', () => {
       expect(err).toBeInstanceOf(InputError);
       expect((err as InputError).fieldErrors[0]?.field).toBe('query.cursor');
     }
+  });
+});
+
+describe('id cursors', () => {
+  it('reads one row more than the page, after the cursor row', () => {
+    expect(idCursorArgs({ limit: 2 })).toEqual({ take: 3 });
+    expect(idCursorArgs({ limit: 2, cursor: 'b' })).toEqual({ take: 3, cursor: { id: 'b' }, skip: 1 });
+  });
+
+  it('names the last row of the page as next_cursor only when another page follows', () => {
+    const rows = [{ id: 'a' }, { id: 'b' }, { id: 'c' }];
+    expect(idPage(rows, 2)).toEqual({ page: [{ id: 'a' }, { id: 'b' }], next_cursor: 'b' });
+    expect(idPage(rows, 3)).toEqual({ page: rows, next_cursor: null });
+    expect(idPage([], 3)).toEqual({ page: [], next_cursor: null });
   });
 });

@@ -33,3 +33,22 @@ export function decodeCursor(cursor: string): KeysetPosition {
   if (typeof t !== 'string' || typeof i !== 'string' || !TIMESTAMP.test(t) || !UUID.test(i)) throw bad();
   return { createdAt: t, id: i };
 }
+
+/**
+ * Id cursors, for lists in a fixed order whose cursor is the last row's id: the Prisma `findMany`
+ * arguments of a page of `limit` rows after the row `cursor` names (one row more, to tell whether
+ * another page follows).
+ */
+export const idCursorArgs = (query: { limit: number; cursor?: string | undefined }) => ({
+  take: query.limit + 1,
+  ...(query.cursor ? { cursor: { id: query.cursor }, skip: 1 } : {}),
+});
+
+/** The page of rows read with idCursorArgs, and its next_cursor: the last row's id when another page follows. */
+export function idPage<T extends { id: string }>(
+  rows: readonly T[],
+  limit: number,
+): { page: T[]; next_cursor: string | null } {
+  const page = rows.slice(0, limit);
+  return { page, next_cursor: rows.length > limit ? page[page.length - 1]!.id : null };
+}

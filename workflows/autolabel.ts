@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { reportingFailure } from './failure';
+import { gpuSlotActivityOptions } from './gpu-slot';
 import type { CpuActivities, GpuActivities } from '../activities';
 import type { AutolabelSessionInput, AutolabelSessionResult } from '../activities/autolabel';
 
@@ -21,18 +22,14 @@ const bookkeeping = proxyActivities<CpuActivities>({
  * other. A worker that dies stops heartbeating; the retry resumes after the last committed frame.
  */
 export async function autoLabelWorkflow(input: AutolabelWorkflowInput): Promise<AutolabelSessionResult> {
-  const { autolabelSession } = proxyActivities<GpuActivities>({
-    taskQueue: input.gpuTaskQueue,
-    // Waiting for the slot is not running: only start-to-close and heartbeats bound the work.
-    startToCloseTimeout: '12 hours',
-    heartbeatTimeout: `${input.heartbeatTimeoutSeconds} seconds`,
-    retry: {
-      initialInterval: '1 second',
-      maximumInterval: '30 seconds',
-      maximumAttempts: 5,
-      nonRetryableErrorTypes: ['ModelUnavailable', 'SessionQuarantined', 'SessionNotFound', 'JobNotFound'],
-    },
-  });
+  const { autolabelSession } = proxyActivities<GpuActivities>(
+    gpuSlotActivityOptions(input, [
+      'ModelUnavailable',
+      'SessionQuarantined',
+      'SessionNotFound',
+      'JobNotFound',
+    ]),
+  );
   return reportingFailure(
     () => autolabelSession({ jobId: input.jobId, sessionId: input.sessionId }),
     (error) => bookkeeping.failAutolabelJob({ jobId: input.jobId, error }),

@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { CpuActivities, GpuActivities } from '../activities';
 import { reportingFailure } from './failure';
+import { gpuSlotActivityOptions } from './gpu-slot';
 
 export interface InferenceRunWorkflowInput {
   runId: string;
@@ -23,17 +24,9 @@ const bookkeeping = proxyActivities<CpuActivities>({
 export async function inferenceRunWorkflow(
   input: InferenceRunWorkflowInput,
 ): Promise<{ framesDone: number; predictions: number }> {
-  const { predictRun } = proxyActivities<GpuActivities>({
-    taskQueue: input.gpuTaskQueue,
-    startToCloseTimeout: '12 hours',
-    heartbeatTimeout: `${input.heartbeatTimeoutSeconds} seconds`,
-    retry: {
-      initialInterval: '1 second',
-      maximumInterval: '30 seconds',
-      maximumAttempts: 5,
-      nonRetryableErrorTypes: ['ModelUnavailable', 'RunNotFound'],
-    },
-  });
+  const { predictRun } = proxyActivities<GpuActivities>(
+    gpuSlotActivityOptions(input, ['ModelUnavailable', 'RunNotFound']),
+  );
   return reportingFailure(
     () => predictRun({ runId: input.runId, workflowId: input.workflowId }),
     (error) => bookkeeping.failInferenceRun({ runId: input.runId, error }),

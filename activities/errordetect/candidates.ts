@@ -1,4 +1,5 @@
 import { ConflictError, DomainError, InputError, NotFoundError, RefusedError } from '../../core/errors';
+import { idCursorArgs, idPage } from '../../core/pagination';
 import type { ErrorKind } from '../../core/errordetect';
 import { reviewEffect } from '../../core/review/actions';
 import { Prisma, type ErrorCandidate } from '../../generated/prisma/client';
@@ -71,14 +72,10 @@ export async function listCandidates(db: Db, query: CandidateQuery) {
   const rows = await db.errorCandidate.findMany({
     where,
     orderBy: [{ score: 'desc' }, { id: 'asc' }],
-    take: query.limit + 1,
-    ...(query.cursor ? { cursor: { id: query.cursor }, skip: 1 } : {}),
+    ...idCursorArgs(query),
   });
-  const page = rows.slice(0, query.limit);
-  return {
-    items: page.map(candidateOut),
-    next_cursor: rows.length > query.limit ? page[page.length - 1]!.id : null,
-  };
+  const { page, next_cursor } = idPage(rows, query.limit);
+  return { items: page.map(candidateOut), next_cursor };
 }
 
 export interface VerdictInput {

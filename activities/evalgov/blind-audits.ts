@@ -1,4 +1,5 @@
 import { DEFAULT_EXPORT_PREDICATE, type SlicePredicate } from '../../core/curation/slice';
+import { idCursorArgs, idPage } from '../../core/pagination';
 import { ConflictError, InputError, NotFoundError, RefusedError } from '../../core/errors';
 import { auditEstimate, auditScore, type AuditItemRecord, type AuditVerdict } from '../../core/evalgov';
 import { Prisma, type BlindAudit, type BlindAuditItem } from '../../generated/prisma/client';
@@ -178,17 +179,16 @@ export async function listAudits(
   const rows = await db.blindAudit.findMany({
     where: query.status ? { status: query.status } : {},
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: query.limit + 1,
-    ...(query.cursor ? { cursor: { id: query.cursor }, skip: 1 } : {}),
+    ...idCursorArgs(query),
   });
-  const page = rows.slice(0, query.limit);
+  const { page, next_cursor } = idPage(rows, query.limit);
   const counts = await countsOf(
     db,
     page.map((a) => a.id),
   );
   return {
     items: page.map((a) => auditOut(a, counts.get(a.id) ?? { items: 0, labeled: 0 })),
-    next_cursor: rows.length > query.limit ? page[page.length - 1]!.id : null,
+    next_cursor,
   };
 }
 

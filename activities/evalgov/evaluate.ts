@@ -1,4 +1,5 @@
 import { NotFoundError, RefusedError } from '../../core/errors';
+import { idCursorArgs, idPage } from '../../core/pagination';
 import {
   evaluateScope,
   hierarchicalRollUp,
@@ -436,17 +437,16 @@ export async function modelEvaluations(
   const rows = await db.evalOperation.findMany({
     where,
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: query.limit + 1,
-    ...(query.cursor ? { cursor: { id: query.cursor }, skip: 1 } : {}),
+    ...idCursorArgs(query),
   });
   if (!rows.length && !query.cursor) {
     const known = await db.model.findUnique({ where: { modelVersion }, select: { id: true } });
     if (!known) throw new NotFoundError(`no model ${modelVersion} is registered or evaluated`);
   }
-  const page = rows.slice(0, query.limit);
+  const { page, next_cursor } = idPage(rows, query.limit);
   return {
     model_version: modelVersion,
     items: page.map(headline),
-    next_cursor: rows.length > query.limit ? page[page.length - 1]!.id : null,
+    next_cursor,
   };
 }

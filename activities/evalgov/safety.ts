@@ -12,7 +12,7 @@ import type { Actor } from '../annotations/objects';
 import type { Db } from '../db';
 import { classIdsOf } from '../quality/models';
 import { recordOperation } from '../quality/operations';
-import { loadGold, loadPredictions, ontologyRows, sliceScopes, usableRun } from './scope';
+import { loadGold, loadPredictions, oneSliceScope, ontologyRows, usableRun } from './scope';
 
 export const SAFETY_OP = 'safety_recall';
 
@@ -40,9 +40,9 @@ export interface SafetyInput {
 export async function safetyRecallOf(db: Db, input: SafetyInput, actor: Actor) {
   const run = await usableRun(db, input.run_id);
   const { gold, boxes } = await loadGold(db, input.gold_id);
-  const [predictions, slices, ontology] = await Promise.all([
+  const [predictions, { slice, scope, sliceParams }, ontology] = await Promise.all([
     loadPredictions(db, run, gold.frameIds),
-    sliceScopes(db, input.slice_id ? [input.slice_id] : [], gold.frameIds),
+    oneSliceScope(db, input.slice_id, gold.frameIds),
     ontologyRows(db),
   ]);
   const byClass = new Map<number, number>();
@@ -67,8 +67,6 @@ export async function safetyRecallOf(db: Db, input: SafetyInput, actor: Actor) {
     by_l1: input.floors?.by_l1 ?? {},
     by_class: byClass,
   };
-  const slice = slices[0] ?? null;
-  const scope = slice?.scope ?? { frameIds: gold.frameIds, classIds: null };
   const matching = matchRun(
     inScope(boxes, scope),
     inScope(predictions, scope),
@@ -80,9 +78,7 @@ export async function safetyRecallOf(db: Db, input: SafetyInput, actor: Actor) {
     run_id: run.id,
     gold_id: gold.id,
     model_version: run.modelVersion,
-    slice_id: slice?.slice_id ?? null,
-    slice_name: slice?.slice_name ?? null,
-    not_applied: slice?.not_applied ?? [],
+    ...sliceParams,
     iou_thr: input.iou_thr,
     conf_thr: input.conf_thr,
     alpha: input.alpha,

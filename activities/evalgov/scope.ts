@@ -177,3 +177,29 @@ export async function sliceScopes(
 /** The ontology rows the roll-ups and safety floors read. */
 export const ontologyRows = (db: Db) =>
   db.ontologyClass.findMany({ select: { id: true, name: true, l0: true, l1: true } });
+
+export interface OneSliceScope {
+  /** The named slice, or null: the whole gold set. */
+  slice: SliceScope | null;
+  scope: Scope;
+  /** The slice as an operation's params name it (nulls and no conditions for the whole set). */
+  sliceParams: { slice_id: string | null; slice_name: string | null; not_applied: string[] };
+}
+
+/** The scope of an evaluation over at most one slice: the slice named (404 unknown), else the whole gold set. */
+export async function oneSliceScope(
+  db: Db,
+  sliceId: string | undefined,
+  goldFrameIds: readonly string[],
+): Promise<OneSliceScope> {
+  const slice = (await sliceScopes(db, sliceId ? [sliceId] : [], goldFrameIds))[0] ?? null;
+  return {
+    slice,
+    scope: slice?.scope ?? { frameIds: [...goldFrameIds], classIds: null },
+    sliceParams: {
+      slice_id: slice?.slice_id ?? null,
+      slice_name: slice?.slice_name ?? null,
+      not_applied: slice?.not_applied ?? [],
+    },
+  };
+}

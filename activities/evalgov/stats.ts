@@ -6,7 +6,7 @@ import type { Actor } from '../annotations/objects';
 import type { Db } from '../db';
 import { recordOperation } from '../quality/operations';
 import { SIGNIFICANCE_OP } from './evaluate';
-import { loadGold, loadPredictions, sliceScopes, usableRun } from './scope';
+import { loadGold, loadPredictions, oneSliceScope, usableRun } from './scope';
 
 /**
  * The statistics routes (docs/quality-evalgov.md): a seeded bootstrap interval of a mean
@@ -87,13 +87,11 @@ export async function significance(db: Db, input: SignificanceInput, actor: Acto
   const runA = await usableRun(db, input.run_a, 'run_a');
   const runB = await usableRun(db, input.run_b, 'run_b');
   const { gold, boxes } = await loadGold(db, input.gold_id);
-  const [predsA, predsB, slices] = await Promise.all([
+  const [predsA, predsB, { slice, scope, sliceParams }] = await Promise.all([
     loadPredictions(db, runA, gold.frameIds),
     loadPredictions(db, runB, gold.frameIds),
-    sliceScopes(db, input.slice_id ? [input.slice_id] : [], gold.frameIds),
+    oneSliceScope(db, input.slice_id, gold.frameIds),
   ]);
-  const slice = slices[0] ?? null;
-  const scope = slice?.scope ?? { frameIds: gold.frameIds, classIds: null };
   if (!scope.frameIds.length)
     throw new RefusedError(
       `slice ${slice?.slice_id} selects no frame of gold set ${gold.id}: nothing to compare`,
@@ -126,9 +124,7 @@ export async function significance(db: Db, input: SignificanceInput, actor: Acto
     model_a: runA.modelVersion,
     model_b: runB.modelVersion,
     gold_id: gold.id,
-    slice_id: slice?.slice_id ?? null,
-    slice_name: slice?.slice_name ?? null,
-    not_applied: slice?.not_applied ?? [],
+    ...sliceParams,
     iou_thr: input.iou_thr,
     conf_thr: input.conf_thr,
     alpha: input.alpha,

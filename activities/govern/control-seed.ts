@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { CONTROL_RATE, isControlSample } from '../../core/control';
 import { MACHINE_SOURCE_SPELLINGS } from '../../core/objects/sources';
-import type { Prisma } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
 import type { ActivityDeps } from '../deps';
+import { CONTROL_CANDIDATE_SELECT, controlSampleRow } from './control-rows';
 
 export interface ControlSeedInput {
   seed: number;
@@ -35,12 +35,6 @@ export interface ControlSeedHeartbeat {
 }
 
 export const CONTROL_SEED_PAGE = 500;
-
-/** Critic checks that ran on an object, from its newest provenance (what its control is counted under). */
-const checksRan = (trace: Prisma.JsonValue | null | undefined): string[] => {
-  const ran = (trace as { critic?: { ran?: unknown } } | null)?.critic?.ran;
-  return Array.isArray(ran) ? ran.filter((c): c is string => typeof c === 'string') : [];
-};
 
 /** The control seeding's activity (cpu queue), started by controlSeedWorkflow. */
 export function createControlSeedActivities({ db, events }: Pick<ActivityDeps, 'db' | 'events'>) {
@@ -88,30 +82,14 @@ export function createControlSeedActivities({ db, events }: Pick<ActivityDeps, '
           },
           orderBy: { id: 'asc' },
           take: pageSize,
-          select: {
-            id: true,
-            idemKey: true,
-            conf: true,
-            jobId: true,
-            class: { select: { name: true } },
-            frame: { select: { sessionId: true } },
-            provenance: { orderBy: { createdAt: 'desc' }, take: 1, select: { reasonerTrace: true } },
-          },
+          select: CONTROL_CANDIDATE_SELECT,
         });
         if (page.length === 0) break;
         const picked = page.filter((o) => isControlSample(input.seed, o.idemKey ?? o.id));
         const created = picked.length
           ? await db.$transaction(async (tx) => {
               const { count } = await tx.controlSample.createMany({
-                data: picked.map((o) => ({
-                  objectId: o.id,
-                  sessionId: o.frame.sessionId,
-                  seed: input.seed,
-                  className: o.class.name,
-                  conf: o.conf,
-                  checks: checksRan(o.provenance[0]?.reasonerTrace),
-                  jobId: o.jobId && /^[0-9a-f-]{36}$/.test(o.jobId) ? o.jobId : null,
-                })),
+                data: picked.map((o) => controlSampleRow(o, input.seed)),
                 skipDuplicates: true,
               });
               if (!retried) return count;

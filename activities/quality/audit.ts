@@ -5,6 +5,7 @@ import { classPrecision, drawAuditSample } from '../../core/quality/precision-au
 import type { Prisma } from '../../generated/prisma/client';
 import type { Actor } from '../annotations/objects';
 import { recordAudit } from '../audit';
+import { CONTROL_CANDIDATE_SELECT, controlSampleRow } from '../govern/control-rows';
 import type { Db } from '../db';
 import { recordOperation } from './operations';
 
@@ -105,29 +106,12 @@ export async function precisionAudit(db: Db, input: AuditInput, actor: Actor) {
   const sampled = sample.classes.flatMap((c) => c.object_ids);
   const objects = await db.annoObject.findMany({
     where: { id: { in: sampled } },
-    select: {
-      id: true,
-      idemKey: true,
-      conf: true,
-      jobId: true,
-      class: { select: { name: true } },
-      frame: { select: { sessionId: true } },
-      provenance: { orderBy: { createdAt: 'desc' }, take: 1, select: { reasonerTrace: true } },
-    },
+    select: CONTROL_CANDIDATE_SELECT,
   });
   return db.$transaction(async (tx) => {
     // The drawn objects still here become controls, unless they are controls already.
     const { count: created } = await tx.controlSample.createMany({
-      data: objects.map((o) => ({
-        objectId: o.id,
-        sessionId: o.frame.sessionId,
-        seed: input.seed,
-        className: o.class.name,
-        conf: o.conf,
-        checks: checksRan(o.provenance[0]?.reasonerTrace),
-        jobId: o.jobId && /^[0-9a-f-]{36}$/.test(o.jobId) ? o.jobId : null,
-        note: `precision audit ${key}`,
-      })),
+      data: objects.map((o) => controlSampleRow(o, input.seed, `precision audit ${key}`)),
       skipDuplicates: true,
     });
     const controls = new Map(
@@ -201,10 +185,4 @@ export async function precisionAudit(db: Db, input: AuditInput, actor: Actor) {
       verdict_route: '/api/govern/control/{sample_id}/verdict',
     };
   });
-}
-
-/** Critic checks that ran on an object, from its newest provenance (what its control is counted under). */
-function checksRan(trace: Prisma.JsonValue | null | undefined): string[] {
-  const ran = (trace as { critic?: { ran?: unknown } } | null)?.critic?.ran;
-  return Array.isArray(ran) ? ran.filter((c): c is string => typeof c === 'string') : [];
 }

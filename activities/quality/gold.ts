@@ -14,8 +14,8 @@ import type { MaskStore } from '../annotations/masks';
 import type { Actor } from '../annotations/objects';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
-import { findRun } from './inference-runs';
-import { recordOperation } from './operations';
+import { measurableRun } from './inference-runs';
+import { recordRunGoldOperation } from './operations';
 
 /**
  * Gold sets in the store (docs/quality.md): sealing copies the accepted objects of human-verified
@@ -253,16 +253,7 @@ export async function measureGold(
   actor: Actor,
 ) {
   const gold = await findGold(db, goldId);
-  const run = await findRun(db, input.run_id);
-  if (run.reconstructed)
-    throw new RefusedError(
-      `inference run ${run.id} is reconstructed (null confidences): AP evaluation is refused`,
-      {
-        reason: 'reconstructed',
-      },
-    );
-  if (run.status !== 'completed')
-    throw new ConflictError(`inference run ${run.id} is ${run.status}, not completed`);
+  const run = await measurableRun(db, input.run_id);
   const [items, predictions] = await Promise.all([
     db.goldItem.findMany({
       where: { goldId: gold.id },
@@ -280,28 +271,14 @@ export async function measureGold(
     gold.frameIds,
     { iou_thr, alpha, n_boot, seed },
   );
-  const op = await recordOperation(db, {
-    opType: 'gold_measure',
-    subjectIds: [gold.id, run.id, run.modelVersion],
-    params: {
-      gold_id: gold.id,
-      run_id: run.id,
-      model_version: run.modelVersion,
-      iou_thr,
-      alpha,
-      n_boot,
-      seed,
-    },
+  return recordRunGoldOperation(
+    db,
+    'gold_measure',
+    { gold, run },
+    { iou_thr, alpha, n_boot, seed },
     result,
     actor,
-  });
-  return {
-    operation_id: op.id,
-    gold_id: gold.id,
-    run_id: run.id,
-    model_version: run.modelVersion,
-    ...result,
-  };
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { InputError, NotFoundError, RefusedError, UnavailableError } from '../../core/errors';
+import { ConflictError, InputError, NotFoundError, RefusedError, UnavailableError } from '../../core/errors';
 import { clipBox } from '../../core/geometry';
 import { isMachineSource } from '../../core/quality/gold';
 import type { InferenceRun, Prisma } from '../../generated/prisma/client';
@@ -43,6 +43,23 @@ export const runOut = (r: InferenceRun) => ({
 export async function findRun(db: Db, id: string): Promise<InferenceRun> {
   const run = await db.inferenceRun.findUnique({ where: { id } });
   if (!run) throw new NotFoundError(`no inference run ${id}`);
+  return run;
+}
+
+/**
+ * A run AP evaluation against gold may read (the gold measure, harness parity): it exists (404), is
+ * not reconstructed (422 naming the reason `reconstructed`: its confidences are null), and has
+ * completed (409).
+ */
+export async function measurableRun(db: Db, id: string): Promise<InferenceRun> {
+  const run = await findRun(db, id);
+  if (run.reconstructed)
+    throw new RefusedError(
+      `inference run ${run.id} is reconstructed (null confidences): AP evaluation is refused`,
+      { reason: 'reconstructed' },
+    );
+  if (run.status !== 'completed')
+    throw new ConflictError(`inference run ${run.id} is ${run.status}, not completed`);
   return run;
 }
 

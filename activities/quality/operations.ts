@@ -1,4 +1,5 @@
 import { NotFoundError } from '../../core/errors';
+import { idCursorArgs, idPage } from '../../core/pagination';
 import type { EvalOperation, Prisma } from '../../generated/prisma/client';
 import type { Actor } from '../annotations/objects';
 import type { Db } from '../db';
@@ -38,6 +39,30 @@ export async function recordOperation(
   });
 }
 
+/**
+ * Records a run's evaluation against a gold set (the gold measure, harness parity): its subjects
+ * are the gold set, the run and the run's model, its params those ids followed by `options`; the
+ * answer is the result with the operation's id and the same ids.
+ */
+export async function recordRunGoldOperation<R extends object>(
+  db: Db,
+  opType: string,
+  subject: { gold: { id: string }; run: { id: string; modelVersion: string } },
+  options: object,
+  result: R,
+  actor: Actor | null,
+) {
+  const ids = { gold_id: subject.gold.id, run_id: subject.run.id, model_version: subject.run.modelVersion };
+  const op = await recordOperation(db, {
+    opType,
+    subjectIds: [ids.gold_id, ids.run_id, ids.model_version],
+    params: { ...ids, ...options },
+    result,
+    actor,
+  });
+  return { operation_id: op.id, ...ids, ...result };
+}
+
 export async function listOperations(
   db: Db,
   query: {
@@ -54,14 +79,10 @@ export async function listOperations(
   const rows = await db.evalOperation.findMany({
     where,
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: query.limit + 1,
-    ...(query.cursor ? { cursor: { id: query.cursor }, skip: 1 } : {}),
+    ...idCursorArgs(query),
   });
-  const page = rows.slice(0, query.limit);
-  return {
-    items: page.map(operationOut),
-    next_cursor: rows.length > query.limit ? page[page.length - 1]!.id : null,
-  };
+  const { page, next_cursor } = idPage(rows, query.limit);
+  return { items: page.map(operationOut), next_cursor };
 }
 
 export async function latestOperation(db: Db, opType: string, subjectId?: string) {

@@ -1,10 +1,9 @@
-import { ConflictError, RefusedError } from '../../core/errors';
 import { cocoInputOf, harnessParity } from '../../core/quality/parity';
 import type { Actor } from '../annotations/objects';
 import type { Db } from '../db';
 import { findGold } from './gold';
-import { findRun } from './inference-runs';
-import { recordOperation } from './operations';
+import { measurableRun } from './inference-runs';
+import { recordRunGoldOperation } from './operations';
 
 /**
  * Harness parity of a run against a gold set (POST /api/platform/reconcile/parity,
@@ -18,14 +17,7 @@ export async function reconcileParity(
   actor: Actor,
 ) {
   const gold = await findGold(db, input.gold_id);
-  const run = await findRun(db, input.run_id);
-  if (run.reconstructed)
-    throw new RefusedError(
-      `inference run ${run.id} is reconstructed (null confidences): AP evaluation is refused`,
-      { reason: 'reconstructed' },
-    );
-  if (run.status !== 'completed')
-    throw new ConflictError(`inference run ${run.id} is ${run.status}, not completed`);
+  const run = await measurableRun(db, input.run_id);
   const [frames, items, predictions] = await Promise.all([
     db.frame.findMany({
       where: { id: { in: gold.frameIds } },
@@ -70,18 +62,5 @@ export async function reconcileParity(
     primary: report.primary,
     secondary: report.secondary,
   };
-  const op = await recordOperation(db, {
-    opType: 'parity',
-    subjectIds: [gold.id, run.id, run.modelVersion],
-    params: { gold_id: gold.id, run_id: run.id, model_version: run.modelVersion, epsilon: input.epsilon },
-    result,
-    actor,
-  });
-  return {
-    operation_id: op.id,
-    gold_id: gold.id,
-    run_id: run.id,
-    model_version: run.modelVersion,
-    ...result,
-  };
+  return recordRunGoldOperation(db, 'parity', { gold, run }, { epsilon: input.epsilon }, result, actor);
 }

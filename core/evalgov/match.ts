@@ -1,4 +1,5 @@
-import { iou, type Box } from '../geometry';
+import type { Box } from '../geometry';
+import { interpolatedAp, matchFrameClass } from '../quality/match-rule';
 
 /**
  * Matching a run's predictions to gold at one IoU threshold, kept per prediction so that every
@@ -87,24 +88,17 @@ export function matchRun(
 
   const outcomes = new Map<number, { conf: number; tp: number; frame: number; order: number }[]>();
   for (const [k, { f, cls, items }] of predBy) {
-    const golds = goldBy.get(k) ?? [];
-    const taken = new Uint8Array(golds.length);
     items.sort((a, b) => b.p.conf - a.p.conf || a.order - b.order);
     let list = outcomes.get(cls);
     if (!list) outcomes.set(cls, (list = []));
-    for (const { p, order } of items) {
-      let best = -1;
-      let bestIou = iouThr;
-      for (let i = 0; i < golds.length; i++) {
-        if (taken[i]) continue;
-        const v = iou(p.bbox, golds[i]!);
-        if (v >= bestIou) {
-          bestIou = v;
-          best = i;
-        }
-      }
-      if (best >= 0) taken[best] = 1;
-      list.push({ conf: p.conf, tp: best >= 0 ? 1 : 0, frame: f, order });
+    const tp = matchFrameClass(
+      items.map((it) => it.p),
+      goldBy.get(k) ?? [],
+      iouThr,
+    );
+    for (let i = 0; i < items.length; i++) {
+      const { p, order } = items[i]!;
+      list.push({ conf: p.conf, tp: tp[i]!, frame: f, order });
     }
   }
   const classIds = [...new Set([...goldPerFrame.keys(), ...outcomes.keys()])].sort((a, b) => a - b);
@@ -197,26 +191,8 @@ export function weightedAp(c: MatchedClass, weights: ArrayLike<number>): number 
     positives += c.goldPerFrame[f]! * weights[f]!;
   }
   if (positives <= 0) return null;
-  const n = c.tp.length;
-  const { precision, recall } = scratch(n);
-  let ctp = 0;
-  let cfp = 0;
-  for (let i = 0; i < n; i++) {
-    const w = weights[c.frame[i]!]!;
-    if (c.tp[i]) ctp += w;
-    else cfp += w;
-    precision[i] = ctp + cfp > 0 ? ctp / (ctp + cfp) : 0;
-    recall[i] = ctp / positives;
-  }
-  for (let i = n - 2; i >= 0; i--) if (precision[i]! < precision[i + 1]!) precision[i] = precision[i + 1]!;
-  let sum = 0;
-  let j = 0;
-  for (let r = 0; r <= 100; r++) {
-    const threshold = r / 100;
-    while (j < n && recall[j]! < threshold) j++;
-    if (j < n) sum += precision[j]!;
-  }
-  return sum / 101;
+  const { precision, recall } = scratch(c.tp.length);
+  return interpolatedAp(c.tp, (i) => weights[c.frame[i]!]!, positives, precision, recall);
 }
 
 /** Buffers reused by weightedAp (one replicate after another: a resample loop calls it thousands of times). */

@@ -1,7 +1,8 @@
-import { iou, type Box } from '../geometry';
+import type { Box } from '../geometry';
 import { RefusedError } from '../errors';
 import { MIN_CONTROL_SAMPLE } from '../control';
 import { bootstrapFrames, percentileInterval } from './resample';
+import { interpolatedAp, matchFrameClass } from './match-rule';
 
 /**
  * Measuring predictions against a gold set (issue: gold measure): per class, precision, recall and
@@ -79,32 +80,6 @@ export interface GoldMeasure {
   classes_without_gold: number[];
 }
 
-/** 101-point interpolated AP (COCO) from per-prediction outcomes in descending confidence. */
-function averagePrecision(tp: Uint8Array, weight: (i: number) => number, positives: number): number {
-  if (positives <= 0) return 0;
-  const n = tp.length;
-  const precision = new Float64Array(n);
-  const recall = new Float64Array(n);
-  let ctp = 0;
-  let cfp = 0;
-  for (let i = 0; i < n; i++) {
-    const w = weight(i);
-    if (tp[i]) ctp += w;
-    else cfp += w;
-    precision[i] = ctp + cfp > 0 ? ctp / (ctp + cfp) : 0;
-    recall[i] = ctp / positives;
-  }
-  for (let i = n - 2; i >= 0; i--) if (precision[i]! < precision[i + 1]!) precision[i] = precision[i + 1]!;
-  let sum = 0;
-  let j = 0;
-  for (let r = 0; r <= 100; r++) {
-    const threshold = r / 100;
-    while (j < n && recall[j]! < threshold) j++;
-    if (j < n) sum += precision[j]!;
-  }
-  return sum / 101;
-}
-
 interface ClassOutcomes {
   classId: number;
   /** Prediction outcomes sorted by descending confidence. */
@@ -163,27 +138,16 @@ export function measureAgainstGold(
     e.goldPerFrame.set(f, (e.goldPerFrame.get(f) ?? 0) + 1);
   }
   for (const [k, preds] of predBy) {
-    const golds = goldBy.get(k) ?? [];
-    const taken = new Uint8Array(golds.length);
+    const golds = (goldBy.get(k) ?? []).map((g) => g.bbox);
     const sorted = [...preds].sort((a, b) => b.conf! - a.conf!);
     const e = classEntry(sorted[0]!.class_id);
     const f = frameIndex.get(sorted[0]!.frame_id)!;
-    for (const p of sorted) {
-      let best = -1;
-      let bestIou = opts.iou_thr;
-      for (let i = 0; i < golds.length; i++) {
-        if (taken[i]) continue;
-        const v = iou(p.bbox, golds[i]!.bbox);
-        if (v >= bestIou) {
-          bestIou = v;
-          best = i;
-        }
-      }
-      if (best >= 0) taken[best] = 1;
+    const outcomes = matchFrameClass(sorted, golds, opts.iou_thr);
+    sorted.forEach((p, i) => {
       e.conf.push(p.conf!);
-      e.tp.push(best >= 0 ? 1 : 0);
+      e.tp.push(outcomes[i]!);
       e.frame.push(f);
-    }
+    });
   }
   const classes: ClassOutcomes[] = [...perClass.entries()]
     .sort(([a], [b]) => a - b)
@@ -219,7 +183,7 @@ export function measureAgainstGold(
       return {
         precision: ratio(tp, pred),
         recall: ratio(tp, positives),
-        ap: c.gold > 0 && positives > 0 ? averagePrecision(c.tp, (i) => w(c.frameOf[i]!), positives) : null,
+        ap: c.gold > 0 && positives > 0 ? interpolatedAp(c.tp, (i) => w(c.frameOf[i]!), positives) : null,
       };
     });
     const aps = perClassFigures.filter((_, i) => classes[i]!.gold > 0).map((f) => f.ap);

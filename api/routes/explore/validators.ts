@@ -8,6 +8,7 @@ import {
   UMAP_DEFAULTS,
 } from '../../../core/explore/projection';
 import { MEASURE_DEFAULTS } from '../../../core/quality/gold-measure';
+import { bootstrapOptions } from '../../http/bootstrap-options';
 import { limitParam } from '../../http/session-reads';
 
 /** Bodies and queries of the explore routes (the spec shows none; docs/quality-explore.md). */
@@ -39,13 +40,7 @@ export const ExploreEvalIn = z.strictObject({
     description:
       'against a gold set, also AP per class with bootstrap intervals (refused for a reconstructed run: pass false for the matrix alone)',
   }),
-  alpha: z.number().gt(0).lt(1).default(MEASURE_DEFAULTS.alpha),
-  n_boot: z.int().min(100).max(20_000).default(MEASURE_DEFAULTS.n_boot),
-  seed: z
-    .int()
-    .min(0)
-    .max(2 ** 31 - 1)
-    .default(MEASURE_DEFAULTS.seed),
+  ...bootstrapOptions,
 });
 
 export const EvalsQuery = pageQuery(50, 200);

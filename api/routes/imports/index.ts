@@ -1,4 +1,5 @@
 import { jobOut } from '../../../activities/ingest/progress';
+import { idCursorArgs, idPage } from '../../../core/pagination';
 import { probeDriveMedia } from '../../../activities/media/drive';
 import { DriveRefusedError } from '../../../core/media/errors';
 import { FRAME_FILE_EXTENSIONS } from '../../../core/media/frame-files';
@@ -77,14 +78,10 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
         const rows = await db.ingestJob.findMany({
           where,
           orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-          take: query.limit + 1,
-          ...(query.cursor ? { cursor: { id: query.cursor }, skip: 1 } : {}),
+          ...idCursorArgs(query),
         });
-        const page = rows.slice(0, query.limit);
-        return {
-          items: page.map(jobOut),
-          next_cursor: rows.length > query.limit ? page[page.length - 1]!.id : null,
-        };
+        const { page, next_cursor } = idPage(rows, query.limit);
+        return { items: page.map(jobOut), next_cursor };
       },
     )
     .post(

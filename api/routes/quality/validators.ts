@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MEASURE_DEFAULTS } from '../../../core/quality/gold-measure';
 import { GOLD_MAX_OBJECTS } from '../../../core/quality/gold';
+import { bootstrapOptions } from '../../http/bootstrap-options';
 import { booleanParam } from '../../http/session-reads';
 
 /** Bodies and queries of the quality routes (docs/quality.md). */
@@ -23,17 +24,6 @@ export const GoldSetsQuery = z.strictObject({
     .default(false)
     .meta({ description: "recompute each set's content hash from its frozen items and report `intact`" }),
 });
-
-/** Defaults of the spec's BootstrapIn. */
-export const bootstrapOptions = {
-  alpha: z.number().gt(0).lt(1).default(MEASURE_DEFAULTS.alpha),
-  n_boot: z.int().min(100).max(20_000).default(MEASURE_DEFAULTS.n_boot),
-  seed: z
-    .int()
-    .min(0)
-    .max(2 ** 31 - 1)
-    .default(MEASURE_DEFAULTS.seed),
-};
 
 export const GoldMeasureIn = z.strictObject({
   run_id: z.uuid().meta({ description: 'the inference run measured (POST /api/inference-runs)' }),
