@@ -77,6 +77,10 @@ function freshDir(): string {
 }
 
 describe('convert never leaves a half-written output', () => {
+  // The two 20,000-frame cases convert for real: a second on an idle machine, several under load.
+  // They assert what is left on disk, not speed, so they get room beyond jest's 5 s default.
+  const LARGE_CASE_MS = 30_000;
+
   const badAtLine3 = '(1.0) can0 123#11\n(2.0) can0 124#22\n(3.0) can0 125#3\n(4.0) can0 126#44\n';
 
   test.each(['csv', 'log', 'asc', 'blf'])(
@@ -106,38 +110,46 @@ describe('convert never leaves a half-written output', () => {
     expect(readdirSync(dir).sort()).toEqual(['bad.log', 'out.csv']);
   });
 
-  test('an error after many frames were already written (and flushed) leaves nothing behind', async () => {
-    const dir = freshDir();
-    const bad = path.join(dir, 'late.log');
-    const good = Array.from(
-      { length: 20000 },
-      (_, i) => `(${(1700000000 + i / 1000).toFixed(6)}) can0 123#1122334455667788`,
-    ).join('\n');
-    writeFileSync(bad, `${good}\n(1700000100.000000) can0 123#XY\n`);
-    const out = path.join(dir, 'out.log');
-    writeFileSync(out, 'previous content\n');
-    const r = await cli('convert', bad, out);
-    expect(r.code).toBe(1);
-    expect(r.err).toMatch(new RegExp(`^canlab: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:20001: `));
-    expect(readFileSync(out, 'latin1')).toBe('previous content\n');
-    expect(readdirSync(dir).sort()).toEqual(['late.log', 'out.log']);
-  });
+  test(
+    'an error after many frames were already written (and flushed) leaves nothing behind',
+    async () => {
+      const dir = freshDir();
+      const bad = path.join(dir, 'late.log');
+      const good = Array.from(
+        { length: 20000 },
+        (_, i) => `(${(1700000000 + i / 1000).toFixed(6)}) can0 123#1122334455667788`,
+      ).join('\n');
+      writeFileSync(bad, `${good}\n(1700000100.000000) can0 123#XY\n`);
+      const out = path.join(dir, 'out.log');
+      writeFileSync(out, 'previous content\n');
+      const r = await cli('convert', bad, out);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(new RegExp(`^canlab: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:20001: `));
+      expect(readFileSync(out, 'latin1')).toBe('previous content\n');
+      expect(readdirSync(dir).sort()).toEqual(['late.log', 'out.log']);
+    },
+    LARGE_CASE_MS,
+  );
 
-  test('a BLF read error midway (file cut short) leaves nothing behind', async () => {
-    const dir = freshDir();
-    const full = path.join(dir, 'full.blf');
-    const w = createCaptureWriter(full);
-    for (const f of manyFrames(20000)) await w.write(f);
-    await w.close();
-    const bytes = readFileSync(full);
-    const cut = path.join(dir, 'cut.blf');
-    writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * 0.7)));
-    const out = path.join(dir, 'out.asc');
-    const r = await cli('convert', cut, out);
-    expect(r.code).toBe(1);
-    expect(r.err).toMatch(/^canlab: .*cut\.blf@\d+: truncated LOG_CONTAINER/);
-    expect(readdirSync(dir).sort()).toEqual(['cut.blf', 'full.blf']);
-  });
+  test(
+    'a BLF read error midway (file cut short) leaves nothing behind',
+    async () => {
+      const dir = freshDir();
+      const full = path.join(dir, 'full.blf');
+      const w = createCaptureWriter(full);
+      for (const f of manyFrames(20000)) await w.write(f);
+      await w.close();
+      const bytes = readFileSync(full);
+      const cut = path.join(dir, 'cut.blf');
+      writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * 0.7)));
+      const out = path.join(dir, 'out.asc');
+      const r = await cli('convert', cut, out);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/^canlab: .*cut\.blf@\d+: truncated LOG_CONTAINER/);
+      expect(readdirSync(dir).sort()).toEqual(['cut.blf', 'full.blf']);
+    },
+    LARGE_CASE_MS,
+  );
 
   test('a frame the output cannot hold leaves no output either', async () => {
     const dir = freshDir();
