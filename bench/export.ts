@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import fs from 'node:fs';
+import os from 'node:os';
 import { startIngestStack } from '../testkit/media/harness';
 import { spawnWorkerProcess } from '../testkit/worker-process';
 
@@ -20,6 +21,7 @@ const run$ = promisify(execFile);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export async function run(): Promise<void> {
+  const startLoad = os.loadavg()[0]!;
   const stack = await startIngestStack({ worker: false, env: { APP_RATE_LIMIT__API_MAX: '1000000' } });
   const sql = new pg.Client({ connectionString: stack.db.url });
   await sql.connect();
@@ -114,6 +116,10 @@ export async function run(): Promise<void> {
     const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
     console.log(
       `peak RSS of the cpu worker process: ${mb(peakRss)} (goal < 512 MB); before the exports ${mb(baseRss)}, so the export added ${mb(peakRss - baseRss)}`,
+    );
+    // The machine is shared: its load says how far these figures stand from an idle one's.
+    console.log(
+      `machine load (1-minute average) at the start ${startLoad.toFixed(1)}, at the end ${os.loadavg()[0]!.toFixed(1)}, on ${os.cpus().length} cores`,
     );
     console.log('anchors: Label Studio ~5 min for 300 images; CVAT export times out at 4 h for 55k shapes');
   } finally {

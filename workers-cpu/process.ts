@@ -7,9 +7,11 @@ import { createObjectStore } from '../activities/storage/object-store';
 import { createEventHub } from '../runtime/event-hub';
 import { workerProcess, type WorkerProcess } from '../runtime/worker-process';
 import { createCpuWorker } from './worker';
+import { bundleWorkflowsApart } from './workflow-bundle';
 
 /** Everything workers-cpu builds, in one place, so the integration tests start it as production does. */
 export async function startCpuWorkerProcess(config: AppConfig, logger: Logger): Promise<WorkerProcess> {
+  const workflowBundle = await bundleWorkflowsApart();
   const db = createDb(config.database.url);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   // Job events (ingest progress) reach the API's SSE clients through PostgreSQL NOTIFY.
@@ -22,6 +24,7 @@ export async function startCpuWorkerProcess(config: AppConfig, logger: Logger): 
       createCpuWorker({
         connection,
         config,
+        workflowBundle,
         activities: createCpuActivities({ config, db, storage: createObjectStore(config.storage), events }),
       }),
     release: async () => {

@@ -10,6 +10,7 @@ import {
   cocoHead,
   cocoTail,
   fragment,
+  type CocoAnnotation,
   type CocoCategory,
   type CocoImage,
 } from '../../core/export/coco';
@@ -17,10 +18,11 @@ import { buildDatasheet, datasheetMarkdown } from '../../core/export/datasheet';
 import {
   FRAME_COLUMNS,
   OBJECT_COLUMNS,
-  parquetPart,
+  emptyTable,
   partName,
   type FrameRow,
   type ObjectRow,
+  type TableColumns,
 } from '../../core/export/parquet-tables';
 import { SPLITS, splitOf, type Split, type SplitSpec } from '../../core/export/splits';
 import { emptyTally, tallyPage, type ExportTally, type TalliedFrame } from '../../core/export/tally';
@@ -31,7 +33,15 @@ import { objectLocation, readObject } from '../inspector/frame-objects';
 import { recordAudit } from '../audit';
 import type { ActivityDeps } from '../deps';
 import { recordCommit } from './commit';
-import { readExportPage, sliceTotals, type ExportFrame, type ExportObject } from './pages';
+import {
+  readClasses,
+  readPageFrames,
+  sliceTotals,
+  withPageObjects,
+  type ExportFrame,
+  type ExportObject,
+  type PageFrame,
+} from './pages';
 import {
   emptyGateReport,
   mergeGateReports,
@@ -43,6 +53,7 @@ import { createSqlPool } from './sql';
 import { tallyContext } from './tally-context';
 import { mapLimit } from '../../core/map-limit';
 import { createExportStore } from './storage';
+import { createParquetEncoder, type ParquetEncoder } from './parquet-thread';
 
 /**
  * The export of a slice (ExportWorkflow, `export-<job_id>`; docs/datasets.md):
@@ -51,8 +62,8 @@ import { createExportStore } from './storage';
  * 2. `writeExportPages` walks the slice a page of frames at a time and writes each page's parts
  *    (COCO fragments, YOLO labels, redacted images, one Parquet file per table) under the job's
  *    prefix, then records the cursor in the job row and the heartbeat. A retried attempt (a killed
- *    worker) and a resumed job continue after the last recorded page, rewriting at most the page
- *    in flight under the same keys, so nothing is written twice;
+ *    worker) and a resumed job continue after the last recorded page, rewriting at most the two
+ *    pages in flight under the same keys, so nothing is written twice;
  * 3. `finishExport` streams the COCO files together, writes `data.yaml` and the datasheet, and
  *    records the signed, content-addressed commit.
  */
@@ -133,57 +144,215 @@ function settingsOf(job: {
 
 const json = (v: unknown) => v as Prisma.InputJsonValue;
 const jsonText = (v: unknown): string | null => (v == null ? null : JSON.stringify(v));
+const NO_ATTRS = JSON.stringify({});
+const boxOf = (o: ExportObject): number[] => [o.x1, o.y1, o.x2, o.y2];
 
-function frameRowOf(f: ExportFrame, split: Split, withImage: boolean): FrameRow {
-  return {
-    frame_id: f.frame_id,
-    session_id: f.session_id,
-    frame_index: f.index,
-    timestamp_ms: f.timestamp_ms,
-    split,
-    width: f.width,
-    height: f.height,
-    image: withImage ? imagePath(split, f.frame_id) : null,
-    lighting: f.lighting,
-    context: JSON.stringify(f.context),
-    pii_audited: f.pii_audited,
-    pii_faces: f.n_faces,
-    pii_plates: f.n_plates,
-    objects: f.objects.length,
-  };
+/** Row `i` of a page's frames table. */
+function putFrameRow(
+  t: TableColumns<FrameRow>,
+  i: number,
+  f: ExportFrame,
+  split: Split,
+  withImage: boolean,
+): void {
+  t.frame_id[i] = f.frame_id;
+  t.session_id[i] = f.session_id;
+  t.frame_index[i] = f.index;
+  t.timestamp_ms[i] = f.timestamp_ms;
+  t.split[i] = split;
+  t.width[i] = f.width;
+  t.height[i] = f.height;
+  t.image[i] = withImage ? imagePath(split, f.frame_id) : null;
+  t.lighting[i] = f.lighting;
+  t.context[i] = JSON.stringify(f.context);
+  t.pii_audited[i] = f.pii_audited;
+  t.pii_faces[i] = f.n_faces;
+  t.pii_plates[i] = f.n_plates;
+  t.objects[i] = f.objects.length;
 }
 
-function objectRowOf(o: ExportObject, f: ExportFrame, split: Split, polygons: number[][] | null): ObjectRow {
-  return {
-    object_id: o.id,
-    frame_id: o.frame_id,
-    session_id: f.session_id,
-    frame_index: f.index,
-    timestamp_ms: f.timestamp_ms,
-    split,
-    class_id: o.class_id,
-    class_name: o.class_name,
-    l0: o.l0,
-    l1: o.l1,
-    x1: o.bbox[0]!,
-    y1: o.bbox[1]!,
-    x2: o.bbox[2]!,
-    y2: o.bbox[3]!,
-    rot_deg: o.rot_deg,
-    rbox: o.rbox.length ? JSON.stringify(o.rbox) : null,
-    polyline: jsonText(o.polyline),
-    mask_uri: o.mask_uri,
-    mask_polygons: jsonText(polygons),
-    keypoints: jsonText(o.keypoints),
-    cuboid_3d: jsonText(o.cuboid_3d),
-    attrs: JSON.stringify(o.attrs),
-    conf: o.conf,
-    source: o.source,
-    state: o.state,
-    version: o.version,
-    track_id: o.track_id,
-    provenance: jsonText(o.provenance),
-  };
+/** Row `i` of a page's objects table. */
+function putObjectRow(
+  t: TableColumns<ObjectRow>,
+  i: number,
+  o: ExportObject,
+  f: ExportFrame,
+  split: Split,
+  polygons: number[][] | null,
+): void {
+  t.object_id[i] = o.id;
+  t.frame_id[i] = f.frame_id;
+  t.session_id[i] = f.session_id;
+  t.frame_index[i] = f.index;
+  t.timestamp_ms[i] = f.timestamp_ms;
+  t.split[i] = split;
+  t.class_id[i] = o.class_id;
+  t.class_name[i] = o.class_name;
+  t.l0[i] = o.l0;
+  t.l1[i] = o.l1;
+  t.x1[i] = o.x1;
+  t.y1[i] = o.y1;
+  t.x2[i] = o.x2;
+  t.y2[i] = o.y2;
+  t.rot_deg[i] = o.rot_deg;
+  t.rbox[i] = jsonText(o.rbox);
+  t.polyline[i] = jsonText(o.polyline);
+  t.mask_uri[i] = o.mask_uri;
+  t.mask_polygons[i] = jsonText(polygons);
+  t.keypoints[i] = jsonText(o.keypoints);
+  t.cuboid_3d[i] = jsonText(o.cuboid_3d);
+  t.attrs[i] = o.attrs ? JSON.stringify(o.attrs) : NO_ATTRS;
+  t.conf[i] = o.conf;
+  t.source[i] = o.source;
+  t.state[i] = o.state;
+  t.version[i] = o.version;
+  t.track_id[i] = o.track_id;
+  t.provenance[i] = jsonText(o.provenance);
+}
+
+/**
+ * A page built and on its way out: its parts are encoded and written while the next page is read
+ * and built; `written` settles once every part and the page's file list are stored.
+ */
+interface PageInFlight {
+  frames: number;
+  objects: number;
+  last: string;
+  /** The tally through this page. */
+  tally: ExportTally;
+  written: Promise<void>;
+}
+
+/**
+ * A file of a page, ready to store. `path` is its path in the commit, or null for a part only the
+ * export itself reads back (a COCO fragment); a Parquet file's bytes may still be encoding.
+ */
+interface PagePart {
+  key: string;
+  path: string | null;
+  body: string | Promise<Buffer>;
+  contentType: string;
+}
+
+/** A frame whose redacted image the page copies into the dataset. */
+interface PageImage {
+  frameId: string;
+  redactedUri: string | null;
+  split: Split;
+}
+
+/** A page built: its parts to store, its images to copy, and the tally through it. */
+interface BuiltPage {
+  parts: PagePart[];
+  images: PageImage[];
+  tally: ExportTally;
+}
+
+/**
+ * Builds a page's parts in one synchronous pass. Nothing it returns refers back to the page's rows
+ * (COCO fragments are serialised here, Parquet columns handed to the encoder), so the rows, most
+ * of the memory an export holds, are garbage as soon as it returns, while the parts are stored.
+ */
+function buildPage(input: {
+  jobId: string;
+  settings: JobSettings;
+  classes: ExportProgress['classes'];
+  /** Where the page starts, and the tally up to it: after the pages before it, recorded or in flight. */
+  at: ExportCursor;
+  before: ExportTally;
+  frames: readonly ExportFrame[];
+  objects: number;
+  polygons: ReadonlyMap<string, number[][]>;
+  encoder: () => ParquetEncoder;
+}): BuiltPage {
+  const { settings, at, frames, polygons } = input;
+  const out = outPrefix(input.jobId);
+  const formats = new Set(settings.formats);
+  const categoryIndex = new Map(input.classes.map((c, i) => [c.id, i]));
+  const coco = new Map<Split, { images: CocoImage[]; annotations: CocoAnnotation[] }>();
+  const objectTable = formats.has('parquet') ? emptyTable(OBJECT_COLUMNS, input.objects) : null;
+  const frameTable = formats.has('parquet') ? emptyTable(FRAME_COLUMNS, frames.length) : null;
+  const parts: PagePart[] = [];
+  const images: PageImage[] = [];
+  const tallied: TalliedFrame[] = [];
+  let objectRow = 0;
+  let annotationId = at.objects;
+  for (let i = 0; i < frames.length; i++) {
+    const f = frames[i]!;
+    const split = splitOf(settings.split, f.session_id);
+    tallied.push({
+      sessionId: f.session_id,
+      split,
+      lighting: f.lighting,
+      audited: f.pii_audited,
+      faces: f.n_faces,
+      plates: f.n_plates,
+      objects: f.objects,
+    });
+    if (settings.includeImages) images.push({ frameId: f.frame_id, redactedUri: f.redacted_uri, split });
+    if (frameTable) putFrameRow(frameTable, i, f, split, settings.includeImages);
+    if (formats.has('coco')) {
+      const imageId = at.frames + i + 1;
+      let entry = coco.get(split);
+      if (!entry) coco.set(split, (entry = { images: [], annotations: [] }));
+      entry.images.push({
+        id: imageId,
+        file_name: `${f.frame_id}.jpg`,
+        width: f.width,
+        height: f.height,
+        frame_id: f.frame_id,
+        session_id: f.session_id,
+        timestamp_ms: f.timestamp_ms,
+      });
+      for (const o of f.objects)
+        entry.annotations.push(
+          cocoAnnotation({
+            id: ++annotationId,
+            imageId,
+            categoryId: o.class_id,
+            bbox: boxOf(o),
+            polygons: polygons.get(o.id) ?? null,
+            objectId: o.id,
+            conf: o.conf,
+            attrs: o.attrs ?? {},
+          }),
+        );
+    }
+    if (formats.has('yolo')) {
+      const lines: string[] = [];
+      for (const o of f.objects) {
+        const k = categoryIndex.get(o.class_id) ?? 0;
+        lines.push(
+          settings.yoloTask === 'segment'
+            ? yoloPolygonLine(k, boxOf(o), polygons.get(o.id) ?? null, f.width, f.height)
+            : yoloBoxLine(k, boxOf(o), f.width, f.height),
+        );
+      }
+      const path = `labels/${split}/${f.frame_id}.txt`;
+      parts.push({ key: `${out}${path}`, path, body: `${lines.join('\n')}\n`, contentType: 'text/plain' });
+    }
+    if (objectTable)
+      for (const o of f.objects)
+        putObjectRow(objectTable, objectRow++, o, f, split, polygons.get(o.id) ?? null);
+  }
+  const tag = pageTag(at.page);
+  for (const [split, entry] of coco)
+    for (const kind of ['images', 'annotations'] as const)
+      parts.push({
+        key: `${partsPrefix(input.jobId)}coco/${split}/${kind}-${tag}.json`,
+        path: null,
+        body: fragment(entry[kind]),
+        contentType: 'application/json',
+      });
+  if (objectTable && frameTable)
+    for (const [table, bytes] of [
+      ['objects', input.encoder().encode(OBJECT_COLUMNS, objectTable, objectRow)],
+      ['frames', input.encoder().encode(FRAME_COLUMNS, frameTable, frames.length)],
+    ] as const) {
+      const path = partName(table, at.page);
+      parts.push({ key: `${out}${path}`, path, body: bytes, contentType: 'application/vnd.apache.parquet' });
+    }
+  return { parts, images, tally: tallyPage(input.before, tallied) };
 }
 
 export function createExportActivities(deps: ActivityDeps) {
@@ -192,6 +361,8 @@ export function createExportActivities(deps: ActivityDeps) {
   const masks = createMaskStore(storage);
   let pool: ReturnType<typeof createSqlPool> | undefined;
   const sql = () => (pool ??= createSqlPool(config.database.url)).sql;
+  let parquetEncoder: ParquetEncoder | undefined;
+  const encoder = () => (parquetEncoder ??= createParquetEncoder());
 
   const loadJob = async (jobId: string) => {
     const job = await db.exportJob.findUnique({ where: { id: jobId } });
@@ -200,166 +371,78 @@ export function createExportActivities(deps: ActivityDeps) {
   };
   const publish = (type: string, data: Record<string, unknown>) => events.publish('jobs', type, data);
 
-  /** Writes one page's parts; returns the files of the commit it wrote (labels, images, Parquet). */
-  async function writePage(
-    jobId: string,
-    settings: JobSettings,
-    progress: ExportProgress,
-    cursor: ExportCursor,
-    frames: ExportFrame[],
-  ): Promise<{ files: CommitFile[]; frames: number; objects: number; last: string; tally: ExportTally }> {
-    const out = outPrefix(jobId);
-    const parts = partsPrefix(jobId);
-    const tag = pageTag(cursor.page);
-    const categoryIndex = new Map(progress.classes.map((c, i) => [c.id, i]));
-    const objects = frames.flatMap((f) => f.objects);
-    const wants = {
-      coco: settings.formats.includes('coco'),
-      yolo: settings.formats.includes('yolo'),
-      parquet: settings.formats.includes('parquet'),
-    };
-    // Only what the requested formats need is built: a page's garbage is most of an export's memory.
+  /** The page's objects' masks, as polygons by object id. */
+  async function readPolygons(frames: readonly ExportFrame[]): Promise<Map<string, number[][]>> {
     const polygons = new Map<string, number[][]>();
-    if (wants.coco || wants.parquet || (wants.yolo && settings.yoloTask === 'segment'))
-      await mapLimit(
-        objects.filter((o) => o.mask_uri),
-        config.export.fetchConcurrency,
-        async (r) => polygons.set(r.id, (await masks.read(r.mask_uri!)).polygons),
-      );
+    const masked = frames.flatMap((f) => f.objects.filter((o) => o.mask_uri));
+    await mapLimit(masked, config.export.fetchConcurrency, async (o) =>
+      polygons.set(o.id, (await masks.read(o.mask_uri!)).polygons),
+    );
+    return polygons;
+  }
 
-    const files: CommitFile[] = [];
-    const coco = new Map<Split, { images: CocoImage[]; annotations: object[] }>();
-    const objectRows: ObjectRow[] = [];
-    const frameRows: FrameRow[] = [];
-    let annotationId = cursor.objects;
-    const imageJobs: Array<{ row: ExportFrame; split: Split }> = [];
-    const labelFiles: Array<{ path: string; text: string }> = [];
-    const tallied: TalliedFrame[] = [];
-    frames.forEach((f, i) => {
-      const split = splitOf(settings.split, f.session_id);
-      tallied.push({
-        sessionId: f.session_id,
-        split,
-        lighting: f.lighting,
-        audited: f.pii_audited,
-        faces: f.n_faces,
-        plates: f.n_plates,
-        objects: f.objects.map((o) => ({
-          className: o.class_name,
-          l1: o.l1,
-          state: o.state,
-          source: o.source,
-        })),
-      });
-      if (settings.includeImages) imageJobs.push({ row: f, split });
-      if (wants.parquet) frameRows.push(frameRowOf(f, split, settings.includeImages));
-      if (wants.coco) {
-        const imageId = cursor.frames + i + 1;
-        let entry = coco.get(split);
-        if (!entry) coco.set(split, (entry = { images: [], annotations: [] }));
-        entry.images.push({
-          id: imageId,
-          file_name: `${f.frame_id}.jpg`,
-          width: f.width,
-          height: f.height,
-          frame_id: f.frame_id,
-          session_id: f.session_id,
-          timestamp_ms: f.timestamp_ms,
-        });
-        for (const o of f.objects)
-          entry.annotations.push(
-            cocoAnnotation({
-              id: ++annotationId,
-              imageId,
-              categoryId: o.class_id,
-              bbox: o.bbox,
-              polygons: polygons.get(o.id) ?? null,
-              objectId: o.id,
-              conf: o.conf,
-              attrs: o.attrs,
-            }),
-          );
-      }
-      if (wants.yolo) {
-        const lines = f.objects.map((o) => {
-          const k = categoryIndex.get(o.class_id) ?? 0;
-          return settings.yoloTask === 'segment'
-            ? yoloPolygonLine(k, o.bbox, polygons.get(o.id) ?? null, f.width, f.height)
-            : yoloBoxLine(k, o.bbox, f.width, f.height);
-        });
-        labelFiles.push({ path: `labels/${split}/${f.frame_id}.txt`, text: `${lines.join('\n')}\n` });
-      }
-      if (wants.parquet)
-        for (const o of f.objects) objectRows.push(objectRowOf(o, f, split, polygons.get(o.id) ?? null));
+  /** Stores a page's parts and images, then its file list (what `finishExport` reads back). */
+  async function storePage(jobId: string, page: number, built: BuiltPage): Promise<void> {
+    const out = outPrefix(jobId);
+    // Awaited in turn below; until then a failed encoding must not count as unhandled.
+    for (const part of built.parts) if (typeof part.body !== 'string') part.body.catch(() => undefined);
+    const writes: Array<() => Promise<CommitFile | null>> = built.parts.map((part) => async () => {
+      const stored = await store.put(part.key, part.path ?? '', await part.body, part.contentType);
+      return part.path === null ? null : stored;
     });
-
-    const writes: Array<() => Promise<CommitFile | null>> = [];
-    if (wants.coco)
-      for (const [split, entry] of coco) {
-        writes.push(async () => {
-          await store.put(
-            `${parts}coco/${split}/images-${tag}.json`,
-            '',
-            fragment(entry.images),
-            'application/json',
-          );
-          return null;
-        });
-        writes.push(async () => {
-          await store.put(
-            `${parts}coco/${split}/annotations-${tag}.json`,
-            '',
-            fragment(entry.annotations),
-            'application/json',
-          );
-          return null;
-        });
-      }
-    if (wants.yolo)
-      for (const label of labelFiles)
-        writes.push(() => store.put(`${out}${label.path}`, label.path, label.text, 'text/plain'));
-    if (settings.formats.includes('parquet')) {
-      const objectsPart = partName('objects', cursor.page);
-      const framesPart = partName('frames', cursor.page);
-      writes.push(() =>
-        store.put(
-          `${out}${objectsPart}`,
-          objectsPart,
-          parquetPart(OBJECT_COLUMNS, objectRows),
-          'application/vnd.apache.parquet',
-        ),
-      );
-      writes.push(() =>
-        store.put(
-          `${out}${framesPart}`,
-          framesPart,
-          parquetPart(FRAME_COLUMNS, frameRows),
-          'application/vnd.apache.parquet',
-        ),
-      );
-    }
-    for (const { row, split } of imageJobs)
+    for (const image of built.images)
       writes.push(async () => {
-        if (!row.redacted_uri)
+        if (!image.redactedUri)
           throw ApplicationFailure.nonRetryable(
-            `frame ${row.frame_id} has no redacted copy; images leave the platform only redacted`,
+            `frame ${image.frameId} has no redacted copy; images leave the platform only redacted`,
             'ExportRefused',
           );
-        const bytes = await readObject(storage, objectLocation(storage, row.redacted_uri, 'redacted'));
-        const path = imagePath(split, row.frame_id);
+        const bytes = await readObject(storage, objectLocation(storage, image.redactedUri, 'redacted'));
+        const path = imagePath(image.split, image.frameId);
         return store.put(`${out}${path}`, path, bytes, 'image/jpeg');
       });
-    const written = await mapLimit(writes, config.export.fetchConcurrency, (w) => w());
-    for (const f of written) if (f) files.push(f);
-    await store.put(`${parts}files-${tag}.json`, '', JSON.stringify(files), 'application/json');
-    const tally = tallyPage(progress.tally, tallied);
+    const files = (await mapLimit(writes, config.export.fetchConcurrency, (w) => w())).filter(
+      (f): f is CommitFile => f !== null,
+    );
+    await store.put(
+      `${partsPrefix(jobId)}files-${pageTag(page)}.json`,
+      '',
+      JSON.stringify(files),
+      'application/json',
+    );
+  }
 
+  /**
+   * Builds one page and starts storing it; `written` settles once it is stored. `at` is where the
+   * page starts and `before` the tally up to it: after the pages before it, recorded or in flight.
+   */
+  async function startPage(
+    jobId: string,
+    settings: JobSettings,
+    classes: ExportProgress['classes'],
+    at: ExportCursor,
+    before: ExportTally,
+    frames: ExportFrame[],
+  ): Promise<PageInFlight> {
+    // Only what the requested formats need is built: a page's garbage is most of an export's memory.
+    const formats = settings.formats;
+    const polygons =
+      formats.includes('coco') ||
+      formats.includes('parquet') ||
+      (formats.includes('yolo') && settings.yoloTask === 'segment')
+        ? await readPolygons(frames)
+        : new Map<string, number[][]>();
+    const objects = frames.reduce((n, f) => n + f.objects.length, 0);
+    const built = buildPage({ jobId, settings, classes, at, before, frames, objects, polygons, encoder });
+    const written = storePage(jobId, at.page, built);
+    // Awaited when the page is recorded; until then a failure must not count as unhandled.
+    written.catch(() => undefined);
     return {
-      files,
       frames: frames.length,
-      objects: objects.length,
+      objects,
       last: frames[frames.length - 1]!.frame_id,
-      tally,
+      tally: built.tally,
+      written,
     };
   }
 
@@ -435,7 +518,7 @@ export function createExportActivities(deps: ActivityDeps) {
       // The job row, not the heartbeat, is where a retry resumes: it is written before each
       // heartbeat, together with the tally of the same pages.
       ctx.heartbeat(cursor);
-      const pageGate = async (frames: ExportFrame[]): Promise<GateReport | null> =>
+      const pageGate = async (frames: readonly PageFrame[]): Promise<GateReport | null> =>
         settings.gateMode === 'advisory' && frames.length
           ? evaluatePrivacyGate(
               sql(),
@@ -444,22 +527,37 @@ export function createExportActivities(deps: ActivityDeps) {
               frames.map((f) => f.frame_id),
             )
           : null;
-      const read = (after: string | null) => {
-        const page = readExportPage(sql(), settings.predicate, after, config.export.pageFrames).then(
-          async (frames) => ({ frames, gate: await pageGate(frames) }),
+      const classes = await readClasses(sql());
+      // Reading runs ahead of building. A page's advisory gate needs only its frames, so the frames
+      // and gates of the two pages after the next are read (small answers) while the next page's
+      // objects are, and the database works on two statements at once; objects are read one page
+      // ahead only, since a page's rows are most of the memory an export holds.
+      const planned: Array<{ frames: Promise<PageFrame[]>; gate: Promise<GateReport | null> }> = [];
+      let lastFrame: Promise<string | null | undefined> = Promise.resolve(cursor.after);
+      const planNext = () => {
+        const frames = lastFrame.then((after) =>
+          after === undefined
+            ? []
+            : readPageFrames(sql(), settings.predicate, after, config.export.pageFrames),
         );
-        // Awaited on the next turn; until then a failure must not count as unhandled.
+        lastFrame = frames.then((f) => (f.length ? f[f.length - 1]!.frame_id : undefined));
+        const gate = frames.then(pageGate);
+        // Awaited on a later turn; until then a failure must not count as unhandled.
+        for (const p of [frames, gate, lastFrame]) p.catch(() => undefined);
+        planned.push({ frames, gate });
+      };
+      const readNext = () => {
+        const { frames, gate } = planned.shift()!;
+        planNext();
+        const page = frames
+          .then((f) => withPageObjects(sql(), settings.predicate, f, classes))
+          .then(async (withObjects) => ({ frames: withObjects, gate: await gate }));
         page.catch(() => undefined);
         return page;
       };
-      // The next page (and its advisory gate) is read while this one is written: the database and
-      // the encoding overlap.
-      let next = read(cursor.after);
-      for (;;) {
-        const { frames, gate } = await next;
-        if (!frames.length) break;
-        next = read(frames[frames.length - 1]!.frame_id);
-        const page = await writePage(job.id, settings, progress, cursor, frames);
+      /** Records a page once its parts are stored: cursor, tally and gate in the job row, then the heartbeat. */
+      const record = async (page: PageInFlight, gate: GateReport | null) => {
+        await page.written;
         cursor = {
           page: cursor.page + 1,
           after: page.last,
@@ -487,7 +585,50 @@ export function createExportActivities(deps: ActivityDeps) {
           objects_done: cursor.objects,
           objects_total: progress.total_objects,
         });
+      };
+      // While a page is built here, the pages after it are read and the one before it is encoded
+      // (on the encoding thread), stored and recorded, so the database, this thread and the encoding
+      // thread work at once. Pages are recorded in order, each only once stored: the cursor in the
+      // job row never names a page that is not whole.
+      planNext();
+      planNext();
+      let next = readNext();
+      let at = cursor;
+      let tally = progress.tally;
+      // At most two pages are in flight: the one being built and the one before it, still being
+      // stored or recorded.
+      let recording: Promise<void> = Promise.resolve();
+      // The page's rows live only in here: held by the loop, they would outlast the page's
+      // building while the next page's rows arrive.
+      const buildNext = async () => {
+        const { frames, gate } = await next;
+        next = readNext();
+        await recording;
+        const page = frames.length
+          ? await startPage(job.id, settings, progress.classes, at, tally, frames)
+          : null;
+        return { page, gate };
+      };
+      let previous: { page: PageInFlight; gate: GateReport | null } | null = null;
+      for (;;) {
+        const { page, gate } = await buildNext();
+        if (previous) {
+          const { page: done, gate: doneGate } = previous;
+          recording = record(done, doneGate);
+          // Awaited on the next turn; until then a failure must not count as unhandled.
+          recording.catch(() => undefined);
+        }
+        if (!page) break;
+        at = {
+          page: at.page + 1,
+          after: page.last,
+          frames: at.frames + page.frames,
+          objects: at.objects + page.objects,
+        };
+        tally = page.tally;
+        previous = { page, gate };
       }
+      await recording;
       return cursor;
     },
 
@@ -531,14 +672,19 @@ export function createExportActivities(deps: ActivityDeps) {
                 if (kind === 'annotations') await append(COCO_BETWEEN_IMAGES_AND_ANNOTATIONS);
                 let first = true;
                 for (let page = 0; page < cursor.page; page++) {
-                  // Fragments go through as bytes: a page's annotations are megabytes.
-                  const fragmentBytes = await store.getOrNull(
+                  // Fragments stream through as bytes: a page's annotations are megabytes.
+                  const pieces = await store.chunksOrNull(
                     `${parts}coco/${split}/${kind}-${pageTag(page)}.json`,
                   );
-                  if (!fragmentBytes?.length) continue;
-                  if (!first) await append(',');
-                  await append(fragmentBytes);
-                  first = false;
+                  if (!pieces) continue;
+                  let empty = true;
+                  for await (const chunk of pieces) {
+                    if (!chunk.length) continue;
+                    if (empty && !first) await append(',');
+                    empty = false;
+                    await append(chunk);
+                  }
+                  if (!empty) first = false;
                 }
               }
               await append(cocoTail(categories));

@@ -31,18 +31,28 @@ export interface ExportFrame {
   objects: ExportObject[];
 }
 
+/**
+ * An object of an export page. A page holds tens of thousands of them, so the columns are read as
+ * they are cheapest to decode: the box as four numbers rather than an array, and an empty rotated
+ * box or attribute set as null rather than a value to parse.
+ */
 export interface ExportObject {
   id: string;
-  frame_id: string;
-  bbox: number[];
+  /** The box, [x1, y1, x2, y2] in pixels. */
+  x1: number;
+  y1: number;
+  x2: number;
+  y2: number;
   rot_deg: number;
-  rbox: number[];
+  /** The box before rotation; null for an axis-aligned box (stored empty). */
+  rbox: number[] | null;
   class_id: number;
   class_name: string;
   l0: string;
   l1: string;
   conf: number | null;
-  attrs: Record<string, unknown>;
+  /** Null when the object has none (stored `{}`). */
+  attrs: Record<string, unknown> | null;
   mask_uri: string | null;
   polyline: unknown;
   cuboid_3d: unknown;
@@ -54,48 +64,122 @@ export interface ExportObject {
   provenance: Record<string, unknown> | null;
 }
 
-export async function readExportPage(
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/** A frame of an export page before its objects are read. */
+export type PageFrame = Omit<ExportFrame, 'objects'>;
+
+/** The frames of the next page: up to `frames` frames after the cursor that hold slice objects. */
+export async function readPageFrames(
   sql: SqlQuery,
   predicate: SlicePredicate,
   after: string | null,
   frames: number,
-): Promise<ExportFrame[]> {
+): Promise<PageFrame[]> {
   const slice = sliceSql(predicate, 3);
   // The page's frames first, with what the export says of each frame once: walking the frames'
   // primary key from the cursor and probing each frame's objects by index costs what the page
   // costs, where a DISTINCT over the objects would scan everything after the cursor every page.
-  const page = await sql<Omit<ExportFrame, 'objects'>>(
+  // "After the cursor" is written as a range start (`>=` the cursor, or the smallest uuid) and
+  // given to the audits too: the planner carries no inequality across a join, and without it the
+  // audits were merged from their first row on every page, so the last pages read them all.
+  return sql<PageFrame>(
     `SELECT f.id AS frame_id, f.session_id, f.index, f.timestamp_ms, f.width, f.height, f.redacted_uri,
             f.context, ${LIGHTING_SQL} AS lighting, a.id IS NOT NULL AS pii_audited, a.n_faces, a.n_plates
-       FROM frames f LEFT JOIN pii_audits a ON a.frame_id = f.id
-      WHERE ($1::uuid IS NULL OR f.id > $1::uuid)
+       FROM frames f
+       LEFT JOIN pii_audits a ON a.frame_id = f.id AND a.frame_id >= COALESCE($1::uuid, '${NIL_UUID}')
+      WHERE f.id >= COALESCE($1::uuid, '${NIL_UUID}') AND f.id IS DISTINCT FROM $1::uuid
         AND EXISTS (SELECT 1 FROM ${sliceObjectFrom(slice)} WHERE o.frame_id = f.id AND ${slice.where})
       ORDER BY f.id LIMIT $2`,
     [after, frames, ...slice.params],
   );
+}
+
+/** An ontology class as an export names it. */
+export interface ExportClass {
+  name: string;
+  l0: string;
+  l1: string;
+}
+
+/** The ontology's classes by id. */
+export async function readClasses(sql: SqlQuery): Promise<Map<number, ExportClass>> {
+  const rows = await sql<ExportClass & { id: number }>('SELECT id, name, l0, l1 FROM ontology_classes', []);
+  return new Map(rows.map(({ id, ...c }) => [id, c]));
+}
+
+/**
+ * The page's frames with the slice's objects on them, read in one statement. Decoding the rows is
+ * most of what a page costs the worker, so a row carries no more text than it must: its class's
+ * names come from `classes` (read again if the ontology gained a class since), and its frame id
+ * only on the first object of each frame.
+ */
+export async function withPageObjects(
+  sql: SqlQuery,
+  predicate: SlicePredicate,
+  page: readonly PageFrame[],
+  classes: Map<number, ExportClass>,
+): Promise<ExportFrame[]> {
   if (!page.length) return [];
   // The page is a run of consecutive frame ids, so its objects are one range of the (frame_id, id)
   // index; a list of ids (`= ANY`) lets the planner pick a scan of the whole table on every page.
+  // The frames joined are the same range, or every frame would be hashed for every page.
   const objectSlice = sliceSql(predicate, 3);
-  const objects = await sql<ExportObject>(
-    `SELECT o.id, o.frame_id, o.bbox, o.rot_deg, o.rbox, o.class_id, c.name AS class_name, c.l0, c.l1,
-            o.conf, o.attrs, o.mask_uri, o.polyline, o.cuboid_3d, o.keypoints, o.source, o.state,
-            o.version, o.track_id,
+  const rows = await sql<Omit<ExportObject, 'class_name' | 'l0' | 'l1'> & { first_of_frame: string | null }>(
+    `SELECT o.id,
+            CASE WHEN o.frame_id IS DISTINCT FROM lag(o.frame_id) OVER (ORDER BY o.frame_id, o.id)
+                 THEN o.frame_id END AS first_of_frame,
+            o.bbox[1] AS x1, o.bbox[2] AS y1, o.bbox[3] AS x2, o.bbox[4] AS y2, o.rot_deg,
+            NULLIF(o.rbox, '{}') AS rbox, o.class_id, o.conf, NULLIF(o.attrs, '{}') AS attrs, o.mask_uri,
+            o.polyline, o.cuboid_3d, o.keypoints, o.source, o.state, o.version, o.track_id,
             (SELECT json_build_object('paths', p.paths, 'raw_confidences', p.raw_confidences,
                     'agreement', p.agreement, 'entropy', p.entropy, 'quality_flags', p.quality_flags)
                FROM provenance p WHERE p.object_id = o.id ORDER BY p.created_at DESC LIMIT 1) AS provenance
        FROM ${sliceFrom(objectSlice)}
-      WHERE o.frame_id BETWEEN $1::uuid AND $2::uuid AND ${objectSlice.where}
+      WHERE o.frame_id BETWEEN $1::uuid AND $2::uuid AND f.id BETWEEN $1::uuid AND $2::uuid
+        AND ${objectSlice.where}
       ORDER BY o.frame_id, o.id`,
     [page[0]!.frame_id, page[page.length - 1]!.frame_id, ...objectSlice.params],
   );
-  const byFrame = new Map<string, ExportObject[]>();
-  for (const o of objects) {
-    const list = byFrame.get(o.frame_id);
-    if (list) list.push(o);
-    else byFrame.set(o.frame_id, [o]);
+  if (rows.some((r) => !classes.has(r.class_id)))
+    for (const [id, c] of await readClasses(sql)) classes.set(id, c);
+  const frames = page.map((f): ExportFrame => ({ ...f, objects: [] }));
+  const byId = new Map(frames.map((f) => [f.frame_id, f]));
+  // An object of a frame the page does not hold (one that gained its first slice object since the
+  // page's frames were read) is left for no page, as a row of a frame after the page would be.
+  // Each object is made afresh in one literal shape, rather than given its class's names on the
+  // driver's row: properties added to rows made by the driver cost V8 its fast property access on
+  // them, and every later step of the page reads these objects many times over.
+  let frame: ExportFrame | undefined;
+  for (const r of rows) {
+    if (r.first_of_frame !== null) frame = byId.get(r.first_of_frame);
+    const c = classes.get(r.class_id)!;
+    frame?.objects.push({
+      id: r.id,
+      x1: r.x1,
+      y1: r.y1,
+      x2: r.x2,
+      y2: r.y2,
+      rot_deg: r.rot_deg,
+      rbox: r.rbox,
+      class_id: r.class_id,
+      class_name: c.name,
+      l0: c.l0,
+      l1: c.l1,
+      conf: r.conf,
+      attrs: r.attrs,
+      mask_uri: r.mask_uri,
+      polyline: r.polyline,
+      cuboid_3d: r.cuboid_3d,
+      keypoints: r.keypoints,
+      source: r.source,
+      state: r.state,
+      version: r.version,
+      track_id: r.track_id,
+      provenance: r.provenance,
+    });
   }
-  return page.map((f) => ({ ...f, objects: byFrame.get(f.frame_id) ?? [] }));
+  return frames;
 }
 
 /** Frames and objects of the slice, for progress, and the classes present (the export's vocabulary). */

@@ -58,26 +58,30 @@ export async function evaluatePrivacyGate(
     ? 'SELECT unnest($3::uuid[]) AS frame_id'
     : `SELECT DISTINCT o.frame_id FROM ${sliceFrom(slice)} WHERE ${slice.where} AND $3::uuid[] IS NULL`;
   const t = CONTAINMENT_TOLERANCE;
-  const contained = `EXISTS (SELECT 1 FROM jsonb_array_elements(a.regions) r,
+  const contained = `EXISTS (SELECT 1 FROM jsonb_array_elements(f.regions) r,
       LATERAL (SELECT (r->'bbox'->>0)::float8 AS x1, (r->'bbox'->>1)::float8 AS y1,
                       (r->'bbox'->>2)::float8 AS x2, (r->'bbox'->>3)::float8 AS y2) g
       WHERE g.x1 >= o.bbox[1] - ${t} * (g.x2 - g.x1) AND g.y1 >= o.bbox[2] - ${t} * (g.y2 - g.y1)
         AND g.x2 <= o.bbox[3] + ${t} * (g.x2 - g.x1) AND g.y2 <= o.bbox[4] + ${t} * (g.y2 - g.y1))`;
   // Counts come from the whole slice; the listed frames and objects are capped in SQL, so the
-  // answer stays small whatever the slice holds.
+  // answer stays small whatever the slice holds. Each selected frame is looked up by its key
+  // (`OFFSET 0` keeps the lookup from being flattened into a join, which the planner would hash
+  // over every frame and audit of the table, for each export page). `gaps` is materialised:
+  // inlined, each frame's uncovered objects would be evaluated twice (to filter, then to list).
   const text = `
     WITH sel AS (${selection}),
-    gaps AS (
-      SELECT s.frame_id, a.id IS NULL AS missing_audit,
+    gaps AS MATERIALIZED (
+      SELECT s.frame_id, f.session_id, f.index, f.audit_id IS NULL AS missing_audit,
         COALESCE((SELECT array_agg(o.id::text ORDER BY o.id) FROM objects o
            JOIN ontology_classes c ON c.id = o.class_id
           WHERE o.frame_id = s.frame_id AND c.l1 = ANY($1::text[]) AND o.state <> 'rejected'
-            AND a.id IS NOT NULL AND NOT ${contained}), '{}') AS uncovered
-      FROM sel s LEFT JOIN pii_audits a ON a.frame_id = s.frame_id),
+            AND f.audit_id IS NOT NULL AND NOT ${contained}), '{}') AS uncovered
+      FROM sel s CROSS JOIN LATERAL (
+        SELECT fr.session_id, fr.index, a.id AS audit_id, a.regions
+          FROM frames fr LEFT JOIN pii_audits a ON a.frame_id = fr.id
+         WHERE fr.id = s.frame_id OFFSET 0) f),
     bad AS (
-      SELECT g.frame_id, g.missing_audit, g.uncovered, f.session_id, f.index
-        FROM gaps g JOIN frames f ON f.id = g.frame_id
-       WHERE g.missing_audit OR cardinality(g.uncovered) > 0),
+      SELECT * FROM gaps g WHERE g.missing_audit OR cardinality(g.uncovered) > 0),
     ranked AS (
       SELECT b.*, row_number() OVER (PARTITION BY b.session_id ORDER BY b.index) AS rn,
              count(*) OVER (PARTITION BY b.session_id)::int AS session_frames,

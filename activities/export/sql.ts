@@ -16,11 +16,15 @@ export const prismaSql =
 export function createSqlPool(databaseUrl: string): { sql: SqlQuery; close(): Promise<void> } {
   // Idle connections end after a while and never hold the process open; one the server ends (a
   // restart, a dropped test database) is replaced by the next query instead of crashing the worker.
+  // The export's statements are many and page-sized: compiling one (JIT, some 40 ms for the gate)
+  // costs more than it saves, and parallel workers would take the cores the export's own encoding
+  // and uploads overlap with, so its connections run without either.
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: 4,
     idleTimeoutMillis: 10_000,
     allowExitOnIdle: true,
+    options: '-c jit=off -c max_parallel_workers_per_gather=0',
   });
   pool.on('error', () => undefined);
   return {

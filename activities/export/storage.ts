@@ -21,7 +21,7 @@ export function createExportStore(storage: ObjectStore, config: AppConfig['stora
   return {
     bucket,
     async put(key: string, path: string, body: Buffer | string, contentType: string): Promise<CommitFile> {
-      const bytes = Buffer.from(body);
+      const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
       await client.putObject(bucket, key, bytes, bytes.length, { 'Content-Type': contentType });
       return { path, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
     },
@@ -29,6 +29,15 @@ export function createExportStore(storage: ObjectStore, config: AppConfig['stora
     async getOrNull(key: string): Promise<Buffer | null> {
       try {
         return await readObject(storage, { bucket, key });
+      } catch (err) {
+        if (isMissingObject(err)) return null;
+        throw err;
+      }
+    },
+    /** An object's bytes as they arrive (never whole in memory), or null when it does not exist. */
+    async chunksOrNull(key: string): Promise<AsyncIterable<Buffer> | null> {
+      try {
+        return (await client.getObject(bucket, key)) as AsyncIterable<Buffer>;
       } catch (err) {
         if (isMissingObject(err)) return null;
         throw err;

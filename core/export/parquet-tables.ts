@@ -1,4 +1,4 @@
-import { parquetWriteBuffer, type BasicType } from 'hyparquet-writer';
+import { parquetWriteBuffer, type BasicType, type ParquetWriteOptions } from 'hyparquet-writer';
 
 /**
  * The two Parquet tables of an export (docs/datasets.md), written with hyparquet-writer (a
@@ -58,7 +58,7 @@ export interface FrameRow {
   objects: number;
 }
 
-type Column<R> = { name: keyof R & string; type: BasicType; nullable: boolean };
+export type Column<R> = { name: keyof R & string; type: BasicType; nullable: boolean };
 
 export const OBJECT_COLUMNS: Column<ObjectRow>[] = [
   { name: 'object_id', type: 'STRING', nullable: false },
@@ -108,16 +108,53 @@ export const FRAME_COLUMNS: Column<FrameRow>[] = [
   { name: 'objects', type: 'INT32', nullable: false },
 ];
 
+/**
+ * A table's rows column by column, as the Parquet writer takes them: an export fills these
+ * directly, with no object per row. Numbers that are never null sit in typed arrays, which reach
+ * the encoding thread (activities/export/parquet-thread.ts) as moved memory rather than copies.
+ */
+export type TableColumns<R> = { [K in keyof R]: { [row: number]: R[K] } };
+
+/** A table of `rows` rows, every value still to be filled in. */
+export function emptyTable<R>(columns: readonly Column<R>[], rows: number): TableColumns<R> {
+  const table = {} as Record<string, unknown>;
+  for (const c of columns)
+    table[c.name] =
+      c.nullable || (c.type !== 'DOUBLE' && c.type !== 'INT32')
+        ? new Array<unknown>(rows)
+        : c.type === 'DOUBLE'
+          ? new Float64Array(rows)
+          : new Int32Array(rows);
+  return table as TableColumns<R>;
+}
+
+/** What the Parquet writer takes for one file of the table: one row group. */
+export type ParquetPartInput = Pick<ParquetWriteOptions, 'columnData' | 'rowGroupSize'>;
+
+export function parquetPartInput<R>(
+  columns: readonly Column<R>[],
+  table: TableColumns<R>,
+  rows: number,
+): ParquetPartInput {
+  return {
+    columnData: columns.map((c) => ({
+      name: c.name,
+      type: c.type,
+      nullable: c.nullable,
+      data: table[c.name] as never,
+    })),
+    rowGroupSize: Math.max(1, rows),
+  };
+}
+
 /** One Parquet file of `rows` (one row group), in memory: a page is bounded, so the buffer is too. */
 export function parquetPart<R extends object>(columns: readonly Column<R>[], rows: readonly R[]): Buffer {
-  const columnData = columns.map((c) => ({
-    name: c.name,
-    type: c.type,
-    nullable: c.nullable,
-    data: rows.map((r) => (r as Record<string, unknown>)[c.name] ?? null) as never[],
-  }));
-  const bytes = parquetWriteBuffer({ columnData, rowGroupSize: Math.max(1, rows.length) });
-  return Buffer.from(bytes);
+  const table = emptyTable(columns, rows.length);
+  for (const c of columns) {
+    const values = table[c.name] as unknown[];
+    rows.forEach((r, i) => (values[i] = r[c.name] ?? null));
+  }
+  return Buffer.from(parquetWriteBuffer(parquetPartInput(columns, table, rows.length)));
 }
 
 export const partName = (table: 'objects' | 'frames', page: number): string =>

@@ -7,7 +7,7 @@ const frame = (over: Partial<TalliedFrame>): TalliedFrame => ({
   audited: true,
   faces: 1,
   plates: 0,
-  objects: [{ className: 'car', l1: 'vehicle', state: 'accepted', source: 'human' }],
+  objects: [{ class_name: 'car', l1: 'vehicle', state: 'accepted', source: 'human' }],
   ...over,
 });
 
@@ -20,8 +20,8 @@ describe('tallyPage', () => {
         split: 'val',
         plates: 2,
         objects: [
-          { className: 'pedestrian', l1: 'vru', state: 'auto_accept', source: 'fused' },
-          { className: 'car', l1: 'vehicle', state: 'auto_accept', source: 'fused' },
+          { class_name: 'pedestrian', l1: 'vru', state: 'auto_accept', source: 'fused' },
+          { class_name: 'car', l1: 'vehicle', state: 'auto_accept', source: 'fused' },
         ],
       }),
     ]);

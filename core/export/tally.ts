@@ -44,7 +44,7 @@ export interface TalliedFrame {
   audited: boolean;
   faces: number | null;
   plates: number | null;
-  objects: ReadonlyArray<{ className: string; l1: string; state: string; source: string }>;
+  objects: ReadonlyArray<{ class_name: string; l1: string; state: string; source: string }>;
 }
 
 /** Adds one page's frames to a tally (a new tally; the input is left as it was). */
@@ -66,7 +66,7 @@ export function tallyPage(before: ExportTally, frames: readonly TalliedFrame[]):
       t.pii.plates += f.plates ?? 0;
     }
     for (const o of f.objects) {
-      bump(t.perClass, o.className);
+      bump(t.perClass, o.class_name);
       bump(t.perL1, o.l1);
       bump(t.perState, o.state);
       bump(t.perSource, o.source);
