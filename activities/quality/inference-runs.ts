@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ConflictError, InputError, NotFoundError, RefusedError, UnavailableError } from '../../core/errors';
 import { clipBox } from '../../core/geometry';
-import { isMachineSource } from '../../core/quality/gold';
+import { goldOrigin, isMachineSource, type FirstReview } from '../../core/quality/gold';
 import type { InferenceRun, Prisma } from '../../generated/prisma/client';
 import type { Actor } from '../annotations/objects';
 import { releaseSlot, takeSlot } from '../autolabel/slot';
@@ -232,18 +232,13 @@ export async function reconstructRun(
     distinct: ['objectId'],
     select: { objectId: true, before: true },
   });
-  const before = new Map(
-    firstReviews.map((r) => [
-      r.objectId,
-      r.before as { source?: unknown; class_id?: unknown; bbox?: unknown },
-    ]),
-  );
+  const proposedBy = new Map(firstReviews.map((r) => [r.objectId, goldOrigin(r as FirstReview).proposed]));
+  // What the machine proposed is read from the first review's `before` snapshot, as for gold provenance.
   const rows = objects.flatMap((o) => {
     if (isMachineSource(o.source)) return [{ frameId: o.frameId, classId: o.classId, bbox: o.bbox }];
-    const b = before.get(o.id);
-    if (!b || typeof b.source !== 'string' || !isMachineSource(b.source)) return [];
-    const bbox = Array.isArray(b.bbox) && b.bbox.length === 4 ? (b.bbox as number[]) : o.bbox;
-    return [{ frameId: o.frameId, classId: typeof b.class_id === 'number' ? b.class_id : o.classId, bbox }];
+    const proposed = proposedBy.get(o.id);
+    if (!proposed) return [];
+    return [{ frameId: o.frameId, classId: proposed.class_id ?? o.classId, bbox: proposed.bbox ?? o.bbox }];
   });
   const frames = new Set(rows.map((r) => r.frameId)).size;
   return db.$transaction(async (tx) => {
