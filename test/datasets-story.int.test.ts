@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { extract } from 'tar-stream';
+import { SplitIn, splitOf } from '../core/export/splits';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createSessionFixture } from '../testkit/session-fixtures';
 
@@ -114,12 +115,14 @@ it('selects, exports, versions, downloads, verifies, diffs and traces a dataset'
   expect(certificate.status).toBe(200);
   const files = certificate.body.certificate.files as Array<{ path: string; sha256: string }>;
   expect(new Map(files.map((f) => [f.path, f.sha256]))).toEqual(entries);
+  // The drive's split is drawn from the default seed and its own (random) id.
+  const split = splitOf(SplitIn.parse({}), sessionId);
   expect([...entries.keys()]).toEqual(
     expect.arrayContaining([
-      'annotations/instances_train.json',
+      `annotations/instances_${split}.json`,
       'data.yaml',
       'datasheet.md',
-      `images/train/${frameIds[0]}.jpg`,
+      `images/${split}/${frameIds[0]}.jpg`,
     ]),
   );
 

@@ -158,8 +158,8 @@ it('Tab, Shift+Tab and the arrows move between objects; F and D between frames; 
     await expectShown(page, q.ids[4]!, '5 / 6');
     await page.keyboard.press('d');
     await expectShown(page, q.ids[3]!, '4 / 6');
-    // The URL names the object in view: a deep link opens the same one.
-    expect(new URL(page.url()).searchParams.get('object')).toBe(q.ids[3]);
+    // The URL names the object in view (written by the render's effect, just after the paint).
+    await eventually(async () => expect(new URL(page.url()).searchParams.get('object')).toBe(q.ids[3]));
     const rows = await ctx.api.deps.db.annoObject.findMany({ where: { id: { in: q.ids } } });
     expect(rows.every((r) => r.state === 'review' && r.version === 1)).toBe(true);
   });
