@@ -14,6 +14,10 @@ import { createObjectQualityActivities } from './quality/object-quality';
 import { createUploadActivities } from './upload';
 import { createErrorDetectActivities } from './errordetect';
 import { createExploreActivities } from './explore';
+import { createTrainingActivities, createTrainingGpuActivities } from './training';
+import { createRegistryActivities } from './registry';
+import { createEdgeForgeActivities } from './edgeforge';
+import { createEdgeRolloutActivities } from './edge';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -33,6 +37,10 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createErrorDetectActivities(deps),
     ...createExploreActivities(deps),
     ...createObjectQualityActivities(deps),
+    ...createTrainingActivities(deps),
+    ...createRegistryActivities(deps),
+    ...createEdgeForgeActivities(deps),
+    ...createEdgeRolloutActivities(deps),
   };
 }
 
@@ -42,6 +50,7 @@ export function createGpuActivities(deps: ActivityDeps) {
     ...createDetectActivities(deps),
     ...createAutolabelActivities(deps),
     ...createInferenceRunActivities(deps),
+    ...createTrainingGpuActivities(deps),
   };
 }
 

@@ -51,6 +51,16 @@ import { createErrordetectRoutes } from './routes/errordetect';
 import { createEvalgovRoutes } from './routes/evalgov';
 import { createPlatformQualityRoutes } from './routes/platform/quality';
 import { createObjectQualityRoutes } from './routes/objects/quality';
+import { createTrainingRoutes } from './routes/training';
+import { createTrainingRegistryRoutes } from './routes/training/registry';
+import { createExperimentsRoutes } from './routes/experiments';
+import { createModelsRoutes } from './routes/models';
+import { createGovernRegistryRoutes } from './routes/govern/registry';
+import { createChampionSweepRoutes } from './routes/edge/champion-sweep';
+import { createEdgeFleetRoutes } from './routes/edge/fleet';
+import { createEdgeForgeRoutes } from './routes/edgeforge';
+import { createRolloutRoutes } from './routes/edgeforge/rollout';
+import { createCloudSessionRoutes } from './routes/cloud/sessions';
 import { serveWebUi } from './http/web-ui';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
@@ -98,6 +108,16 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createCertificateRoutes(deps),
     createReleaseRoutes(deps),
     createDatasetTransferRoutes(deps),
+    createTrainingRegistryRoutes(deps),
+    createTrainingRoutes(deps),
+    createExperimentsRoutes(deps),
+    createModelsRoutes(deps),
+    createGovernRegistryRoutes(deps),
+    createChampionSweepRoutes(deps),
+    createEdgeFleetRoutes(deps),
+    createEdgeForgeRoutes(deps),
+    createRolloutRoutes(deps),
+    createCloudSessionRoutes(deps),
     // After every group with a literal /api/datasets/<word> GET (blob): its /api/datasets/{commit_id} would take it.
     createDatasetsRoutes(deps),
   ];

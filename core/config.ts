@@ -278,6 +278,49 @@ export const ConfigSchema = z.object({
       parityEpsilon: num.min(0).max(1).default(1e-6),
     })
     .prefault({}),
+  /** Training jobs and sweeps (docs/training.md). */
+  training: z
+    .object({
+      /** Heartbeat timeout of the training activity: how soon a killed gpu worker's job resumes elsewhere. */
+      heartbeatTimeoutSeconds: int.min(2).default(60),
+      /** Most epochs one job may ask for. */
+      maxEpochs: int.min(1).max(10000).default(200),
+      /**
+       * External trainer (docs/training.md, "External trainers"): a command run with the job's
+       * JSON on stdin, or an HTTP endpoint; empty: not configured, and jobs asking for it are refused by name.
+       */
+      externalCommand: z.string().default(''),
+      externalEndpoint: z.string().default(''),
+    })
+    .prefault({}),
+  /** The champion/challenger promotion gate (docs/promotion.md). */
+  promotion: z
+    .object({
+      /** Comma-separated safety classes whose AP and recall must stay over their floors. */
+      safetyClasses: z.string().default('pedestrian,cyclist'),
+      safetyApFloor: num.min(0).max(1).default(0.3),
+      safetyRecallFloor: num.min(0).max(1).default(0.5),
+      /** Significance level of the paired test that the challenger beats the champion. */
+      alpha: num.min(0).max(1).default(0.05),
+    })
+    .prefault({}),
+  /** Edge forge and fleet rollout (docs/edge.md). */
+  edge: z
+    .object({
+      /** Seconds between rollout stage checks when no operator signal advances a stage. */
+      stageSeconds: num.positive().default(30),
+    })
+    .prefault({}),
+  /** Cloud GPU sessions (docs/cloud.md): the provider endpoint; empty means none is configured. */
+  cloud: z
+    .object({
+      provider: z.string().default(''),
+      endpoint: z.string().default(''),
+      apiKey: z.string().default(''),
+      /** Hours after which a session is ended even if busy. */
+      maxSessionHours: num.positive().default(12),
+    })
+    .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),
   workers: z
     .object({

@@ -16,3 +16,7 @@ export { inferenceRunWorkflow } from './inference-run';
 export { errorDetectWorkflow } from './errordetect';
 export { objectQualityBackfillWorkflow } from './object-quality-backfill';
 export { exploreProjectionWorkflow } from './explore-projection';
+export * from './training';
+export * from './promotion';
+export * from './edgeforge';
+export * from './edge-rollout';
