@@ -18,6 +18,7 @@ import { createTrainingActivities, createTrainingGpuActivities } from './trainin
 import { createRegistryActivities } from './registry';
 import { createEdgeForgeActivities } from './edgeforge';
 import { createEdgeRolloutActivities } from './edge';
+import { createCloudActivities } from './cloud';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -41,6 +42,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createRegistryActivities(deps),
     ...createEdgeForgeActivities(deps),
     ...createEdgeRolloutActivities(deps),
+    ...createCloudActivities(deps),
   };
 }
 

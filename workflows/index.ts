@@ -20,3 +20,5 @@ export * from './training';
 export * from './promotion';
 export * from './edgeforge';
 export * from './edge-rollout';
+export * from './training-sweep';
+export * from './cloud';
