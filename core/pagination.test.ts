@@ -19,6 +19,14 @@ describe('keyset cursors', () => {
     ],
     ['a non-uuid id', Buffer.from(JSON.stringify({ t: position.createdAt, i: 'x' })).toString('base64url')],
     ['empty', ''],
+    [
+      'an impossible date',
+      Buffer.from(JSON.stringify({ t: '2026-02-30T10:00:00Z', i: position.id })).toString('base64url'),
+    ],
+    [
+      'an impossible hour',
+      Buffer.from(JSON.stringify({ t: '2026-11-22T25:61:00.5Z', i: position.id })).toString('base64url'),
+    ],
   ])('refuse %s naming query.cursor', (_label, cursor) => {
     try {
       decodeCursor(cursor);

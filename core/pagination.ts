@@ -10,7 +10,24 @@ export interface KeysetPosition {
   id: string;
 }
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,6})?Z$/;
+
+/** A well-formed timestamp that names a real instant: PostgreSQL refuses 2026-02-30 or 25:00, which would be a 500. */
+function isRealInstant(t: string): boolean {
+  const m = TIMESTAMP.exec(t);
+  if (!m) return false;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const at = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  return (
+    y >= 1 &&
+    at.getUTCFullYear() === y &&
+    at.getUTCMonth() === mo - 1 &&
+    at.getUTCDate() === d &&
+    at.getUTCHours() === h &&
+    at.getUTCMinutes() === mi &&
+    at.getUTCSeconds() === s
+  );
+}
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function encodeCursor(position: KeysetPosition): string {
@@ -30,7 +47,7 @@ export function decodeCursor(cursor: string): KeysetPosition {
     throw bad();
   }
   const { t, i } = (parsed ?? {}) as { t?: unknown; i?: unknown };
-  if (typeof t !== 'string' || typeof i !== 'string' || !TIMESTAMP.test(t) || !UUID.test(i)) throw bad();
+  if (typeof t !== 'string' || typeof i !== 'string' || !isRealInstant(t) || !UUID.test(i)) throw bad();
   return { createdAt: t, id: i };
 }
 
