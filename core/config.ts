@@ -296,29 +296,66 @@ export const ConfigSchema = z.object({
   /** The champion/challenger promotion gate (docs/promotion.md). */
   promotion: z
     .object({
-      /** Comma-separated safety classes whose AP and recall must stay over their floors. */
-      safetyClasses: z.string().default('pedestrian,cyclist'),
+      /**
+       * Comma-separated safety classes whose AP and recall must stay over their floors: ontology
+       * class names, or l1 groups standing for all their classes (the default: the union of the
+       * spec's two safety sets, as evaluation governance takes it).
+       */
+      safetyClasses: z.string().default('vru,animal,two_wheeler'),
+      /** Floor of a safety class's AP at IoU .50. */
       safetyApFloor: num.min(0).max(1).default(0.3),
+      /** Floor of a safety class's recall at the operating point (confThr, IoU .50). */
       safetyRecallFloor: num.min(0).max(1).default(0.5),
-      /** Significance level of the paired test that the challenger beats the champion. */
-      alpha: num.min(0).max(1).default(0.05),
+      /** The operating confidence the safety recall is measured at. */
+      confThr: num.min(0).max(1).default(0.5),
+      /** Significance level of the one-sided paired test that the challenger beats the champion. */
+      alpha: num.gt(0).lt(0.5).default(0.05),
+      /** Bootstrap resamples of that test, and their seed (BootstrapIn's defaults). */
+      nBoot: int.min(100).max(20000).default(2000),
+      seed: int
+        .min(0)
+        .max(2 ** 32 - 1)
+        .default(12345),
     })
     .prefault({}),
   /** Edge forge and fleet rollout (docs/edge.md). */
   edge: z
     .object({
-      /** Seconds between rollout stage checks when no operator signal advances a stage. */
+      /** Default soak of a rollout stage (advance `timer`): its gate decides when this runs out. */
       stageSeconds: num.positive().default(30),
+      /** Seconds between the gate checks while a stage soaks: how soon a breach rolls it back (docs/edge-rollout.md). */
+      gateCheckSeconds: num.positive().default(5),
+      /** A device silent this long shows offline in the fleet. */
+      offlineAfterSeconds: num.positive().default(60),
+      /** Lifetime of the presigned download URL of a device's assigned artifact. */
+      downloadUrlSeconds: int
+        .min(60)
+        .max(7 * 24 * 3600)
+        .default(900),
     })
     .prefault({}),
   /** Cloud GPU sessions (docs/cloud.md): the provider endpoint; empty means none is configured. */
   cloud: z
     .object({
+      /** The provider's name, as sessions record it; with `endpoint`, empty means none is configured. */
       provider: z.string().default(''),
-      endpoint: z.string().default(''),
+      /** Base URL of the provider's HTTP API (the contract in docs/cloud.md). */
+      endpoint: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]).default(''),
+      /** Bearer key sent to the provider. */
       apiKey: z.string().default(''),
       /** Hours after which a session is ended even if busy. */
       maxSessionHours: num.positive().default(12),
+      /**
+       * The `owner` tag this installation puts on its instances: orphan detection only considers
+       * instances that carry it, so installations sharing one provider account leave each other's alone.
+       */
+      instanceTag: z.string().min(1).default('drivelab'),
+      /** Seconds between checks of a booting instance and of a running cloud training job. */
+      pollSeconds: num.positive().default(10),
+      /** How long an instance may take to boot before its session fails and the instance is terminated. */
+      bootTimeoutMinutes: num.positive().default(15),
+      /** Limit of one request to the provider. */
+      requestTimeoutSeconds: num.positive().default(30),
     })
     .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),
