@@ -7,7 +7,7 @@ import {
   type LabelledFrame,
   type LabelledObject,
 } from './detect';
-import { seededRandom, type SeededRandom } from './random';
+import { seededRandom, type SeededRandom } from '../random';
 
 /**
  * A seeded error-injection harness: corrupt clean human labels the ways annotators do, keep a

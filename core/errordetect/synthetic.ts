@@ -1,6 +1,6 @@
 import type { Box } from '../geometry/boxes';
 import type { ErrorDetectionFrame, LabelledObject, ModelPrediction } from './detect';
-import { seededRandom, type SeededRandom } from './random';
+import { seededRandom, type SeededRandom } from '../random';
 
 /**
  * A seeded synthetic driving set for measuring label-error detection: clean labels, and a
