@@ -52,6 +52,11 @@ export default tseslint.config(
     ['api/**/*.ts', ['workers-cpu', 'workers-gpu', 'testkit', 'test', 'bench']],
     ['{workers-cpu,workers-gpu}/**/*.ts', ['api', 'testkit', 'test', 'bench']],
     ['{bench,testkit}/**/*.ts', ['test']],
+    // The edge agent runs on a device: it has no database, no Temporal and no platform process.
+    [
+      'edge-agent/**/*.ts',
+      ['api', 'activities', 'workflows', 'runtime', 'workers-cpu', 'workers-gpu', 'testkit', 'test', 'bench'],
+    ],
   ].map(([files, forbidden]) => ({
     files: [files],
     ignores: ['**/*.test.ts'],

@@ -4,12 +4,12 @@ import { pathToFileURL } from 'node:url';
 import { REPO_ROOT, localStackEnv } from './stack';
 
 /**
- * A worker in a child process of its own, so a test can SIGKILL it mid-activity as a crash would.
- * tsx's loader runs in that very process (not tsx's CLI, which forks a child that SIGKILL would
- * orphan).
+ * A worker (or an edge agent) in a child process of its own, so a test can SIGKILL it mid-activity
+ * as a crash would. tsx's loader runs in that very process (not tsx's CLI, which forks a child that
+ * SIGKILL would orphan).
  */
 export function spawnWorkerProcess(
-  main: 'workers-cpu/main.ts' | 'workers-gpu/main.ts',
+  main: 'workers-cpu/main.ts' | 'workers-gpu/main.ts' | 'edge-agent/main.ts',
   env: Record<string, string>,
 ) {
   const tsx = path.join(REPO_ROOT, 'node_modules/tsx/dist');

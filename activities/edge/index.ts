@@ -1,7 +1,11 @@
 import type { ActivityDeps } from '../deps';
+import { createRolloutSteps } from './rollouts';
 
-/** Fleet rollout activities of the `cpu` queue (stub: being built for issue 15). */
-export function createEdgeRolloutActivities(deps: ActivityDeps) {
-  void deps;
-  return {};
+export * from './fleet';
+export * from './records';
+export * from './rollouts';
+
+/** Fleet rollout activities of the `cpu` queue: the steps of workflow `rollout-<id>` (docs/edge-rollout.md). */
+export function createEdgeRolloutActivities(deps: Pick<ActivityDeps, 'db'>) {
+  return createRolloutSteps(deps.db);
 }
