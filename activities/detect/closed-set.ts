@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type * as ort from 'onnxruntime-node';
+import * as ort from 'onnxruntime-node';
 import type { AppConfig } from '../../core/config';
 import { mapCocoDetections, COCO_CLASSES, COCO_TO_ONTOLOGY } from '../../core/detect/coco-ontology';
 import {
@@ -12,10 +12,10 @@ import {
   yoloxInput,
   type Letterbox,
 } from '../../core/detect/yolox';
-import { UnavailableError } from '../../core/errors';
+import { RefusedError, UnavailableError } from '../../core/errors';
 import type { PathRun } from '../../core/fusion';
 import type { FrameImage } from './frame-image';
-import { openModel } from './inference-runtime';
+import { availableProviders, openModel } from './inference-runtime';
 
 /**
  * The closed-set path: the configured YOLOX model (yolox_nano.onnx by default) through
@@ -188,25 +188,18 @@ export function closedSetThreads(models: Pick<AppConfig['models'], 'closedSetThr
   return os.availableParallelism() <= 2 ? 1 : undefined;
 }
 
-export async function loadClosedSetDetector(config: DetectConfig): Promise<ClosedSetDetector> {
-  const thread = startInferenceThread();
-  try {
-    return await openDetector(config, thread);
-  } catch (err) {
-    await thread.terminate();
-    throw err;
-  }
-}
-
-async function openDetector(
-  config: DetectConfig,
-  thread: ReturnType<typeof startInferenceThread>,
-): Promise<ClosedSetDetector> {
-  const { session, file, bytes } = await openModel(config.models, 'closedSetDetector');
+/**
+ * Whether an opened model has YOLOX's tensors — one square float32 input 1×3×S×S (S a multiple of
+ * 32) and a raw head 1×A×(5 + 80) with A the anchor points of S: its input, output and size, or
+ * what does not fit.
+ */
+export function yoloxFit(
+  session: ort.InferenceSession,
+):
+  | { input: ort.InferenceSession.ValueMetadata; output: ort.InferenceSession.ValueMetadata; size: number }
+  | { misfit: string } {
   const input = session.inputMetadata[0];
   const output = session.outputMetadata[0];
-  // openModel's session proves the file, the device and the tensors; the one that runs is the thread's.
-  await session.release();
   const [n, c, h, w] = input ? dims(input) : [];
   const size = typeof h === 'number' ? h : NaN;
   const outDims = output ? dims(output) : [];
@@ -219,18 +212,87 @@ async function openDetector(
     outDims.length === 3 &&
     outDims[1] === yoloxAnchorCount(size) &&
     outDims[2] === 5 + COCO_CLASSES.length;
-  if (!fits || !input || !output) {
+  if (!fits || !input || !output)
+    return {
+      misfit: `input ${JSON.stringify(input ? dims(input) : null)}, output ${JSON.stringify(outDims)}; expected 1×3×S×S and 1×A×85`,
+    };
+  return { input, output, size };
+}
+
+/**
+ * An ONNX file's bytes opened on the configured device (a registered model's file): refuses by name
+ * a device whose provider is absent (UnavailableError) and bytes onnxruntime cannot open (RefusedError).
+ */
+export async function openModelBytes(
+  models: Pick<AppConfig['models'], 'device'>,
+  bytes: Uint8Array,
+  what: string,
+): Promise<ort.InferenceSession> {
+  const providers = availableProviders();
+  if (models.device === 'cuda' && !providers.includes('cuda'))
     throw new UnavailableError(
-      `model closedSetDetector (${file}) does not fit the YOLOX decoder: input ${JSON.stringify(input ? dims(input) : null)}, output ${JSON.stringify(outDims)}; expected 1×3×S×S and 1×A×85`,
+      `${what} needs the CUDA execution provider, which this onnxruntime-node install does not have (providers: ${providers.join(', ')})`,
     );
+  try {
+    return await ort.InferenceSession.create(bytes, { executionProviders: [models.device] });
+  } catch (err) {
+    throw new RefusedError(`${what} does not open with onnxruntime: ${(err as Error).message}`);
   }
+}
+
+/** A registered model's file to run instead of the configured one: its bytes and its model version. */
+export interface DetectorSource {
+  bytes: Buffer;
+  modelVersion: string;
+}
+
+export async function loadClosedSetDetector(
+  config: DetectConfig,
+  source?: DetectorSource,
+): Promise<ClosedSetDetector> {
+  const thread = startInferenceThread();
+  try {
+    return await openDetector(config, thread, source);
+  } catch (err) {
+    await thread.terminate();
+    throw err;
+  }
+}
+
+/** The configured detector file, or the source given, with the version its predictions carry. */
+async function openSource(config: DetectConfig, source: DetectorSource | undefined) {
+  if (source) {
+    const what = `model ${source.modelVersion}`;
+    const session = await openModelBytes(config.models, source.bytes, what);
+    return { session, bytes: source.bytes, what, model: () => source.modelVersion };
+  }
+  const { session, file, bytes } = await openModel(config.models, 'closedSetDetector');
+  return {
+    session,
+    bytes,
+    what: `model closedSetDetector (${file})`,
+    model: () => `${path.basename(file)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`,
+  };
+}
+
+async function openDetector(
+  config: DetectConfig,
+  thread: ReturnType<typeof startInferenceThread>,
+  source: DetectorSource | undefined,
+): Promise<ClosedSetDetector> {
+  const { session, bytes, what, model: modelOf } = await openSource(config, source);
+  const fit = yoloxFit(session);
+  // The session opened here proves the file, the device and the tensors; the one that runs is the thread's.
+  await session.release();
+  if ('misfit' in fit) throw new UnavailableError(`${what} does not fit the YOLOX decoder: ${fit.misfit}`);
+  const { input, output, size } = fit;
   const threads = closedSetThreads(config.models);
   const opening = thread.open(bytes, {
     executionProviders: [config.models.device],
     ...(threads ? { intraOpNumThreads: threads } : {}),
   });
   opening.catch(() => undefined); // awaited below, after hashing the file meanwhile
-  const model = `${path.basename(file)}@${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
+  const model = modelOf();
   await opening;
   const prepare = async (frame: FrameImage): Promise<ClosedSetInput> => {
     const lb = letterbox(frame.width, frame.height, size);

@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { ConflictError, InputError, NotFoundError, RefusedError, UnavailableError } from '../../core/errors';
+import { ConflictError, DomainError, InputError, NotFoundError, RefusedError } from '../../core/errors';
 import { clipBox } from '../../core/geometry';
 import { goldOrigin, isMachineSource, type FirstReview } from '../../core/quality/gold';
 import type { InferenceRun, Prisma } from '../../generated/prisma/client';
@@ -7,9 +7,14 @@ import type { Actor } from '../annotations/objects';
 import { releaseSlot, takeSlot } from '../autolabel/slot';
 import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
-import { residentClosedSetDetector } from '../detect/closed-set';
+import {
+  loadClosedSetDetector,
+  residentClosedSetDetector,
+  type ClosedSetDetector,
+} from '../detect/closed-set';
 import { decodeFrame } from '../detect/frame-image';
 import { objectLocation, readObject } from '../inspector/frame-objects';
+import { readModelArtifact } from '../models/artifacts';
 import { classIdsOf, ensureBuiltinModel, findModel } from './models';
 
 /**
@@ -109,12 +114,38 @@ export async function checkScope(db: Db, scope: RunScope): Promise<number> {
   return frames.length;
 }
 
-/** A GPU run waiting for its workflow. */
-export async function queueGpuRun(db: Db, scope: RunScope, actor: Actor): Promise<InferenceRun> {
+/** The model version of a GPU run that runs the configured detector, until the run names its file and hash. */
+export const CONFIGURED_DETECTOR = 'pending';
+
+/**
+ * A registered model a GPU run may name: one with a model file here (404 unknown; 422 for a model
+ * whose predictions are only imported).
+ */
+export async function runnableModel(db: Db, modelVersion: string) {
+  const model = await findModel(db, modelVersion);
+  if (model.origin !== 'builtin' && !model.artifactUri)
+    throw new RefusedError(
+      `model ${modelVersion} has no model file to run here (its predictions are imported): import its runs instead`,
+      { reason: 'no_model_file' },
+    );
+  return model;
+}
+
+/**
+ * A GPU run waiting for its workflow: of the configured detector, or of the registered model
+ * `modelVersion` names (its ONNX file from the models bucket).
+ */
+export async function queueGpuRun(
+  db: Db,
+  scope: RunScope,
+  actor: Actor,
+  modelVersion?: string,
+): Promise<InferenceRun> {
+  if (modelVersion !== undefined) await runnableModel(db, modelVersion);
   const planned = await checkScope(db, scope);
   const run = await db.inferenceRun.create({
     data: {
-      modelVersion: 'pending',
+      modelVersion: modelVersion ?? CONFIGURED_DETECTOR,
       origin: 'gpu',
       status: 'queued',
       scope: { ...scope },
@@ -270,11 +301,135 @@ export interface PredictRunHeartbeat {
   framesDone: number;
 }
 
+/** A model that cannot run here: no retry mends it. */
+const modelFailure = (err: unknown): never => {
+  if (err instanceof DomainError) throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
+  throw err;
+};
+
 /** The GPU half of the prediction plane: runs the closed-set detector over a run's frames, holding the slot. */
 export function createInferenceRunActivities(deps: ActivityDeps) {
   const { db, storage, config } = deps;
   const device = config.workers.gpuDevice;
   const detector = deps.closedSet ?? residentClosedSetDetector(config);
+
+  /**
+   * The detector a run names: the resident configured one (also for the shipped model named by
+   * version), or a registered model's file loaded for this run alone and released after it.
+   */
+  const detectorFor = async (
+    run: InferenceRun,
+  ): Promise<{ closedSet: ClosedSetDetector; release: () => Promise<void> }> => {
+    const resident = async () => ({ closedSet: await detector.acquire(), release: () => Promise.resolve() });
+    if (run.modelVersion === CONFIGURED_DETECTOR) return resident();
+    const model = await findModel(db, run.modelVersion);
+    if (model.origin === 'builtin') {
+      const shipped = await resident();
+      if (shipped.closedSet.model !== model.modelVersion)
+        throw new RefusedError(
+          `model ${model.modelVersion} is a shipped model this installation no longer runs (it runs ${shipped.closedSet.model})`,
+        );
+      return shipped;
+    }
+    const bytes = await readModelArtifact(deps, model);
+    const own = await loadClosedSetDetector(config, { bytes, modelVersion: model.modelVersion });
+    return { closedSet: own, release: () => own.release() };
+  };
+
+  /** The detector over the run's frames, holding the slot; predictions commit per batch with the frame count. */
+  const predictWith = async (
+    ctx: Context,
+    run0: InferenceRun,
+    closedSet: ClosedSetDetector,
+    workflowId: string,
+  ): Promise<{ framesDone: number; predictions: number }> => {
+    const frames = await scopeFrames(db, run0.scope as RunScope);
+    const classes = await db.ontologyClass.findMany({
+      where: { retiredAt: null },
+      select: { id: true, name: true },
+    });
+    const idOf = new Map(classes.map((c) => [c.name, c.id]));
+    if (run0.modelVersion === CONFIGURED_DETECTOR)
+      await ensureBuiltinModel(db, closedSet.model, [...idOf.values()]);
+    let run = await db.inferenceRun.update({
+      where: { id: run0.id },
+      data: {
+        status: 'running',
+        modelVersion: closedSet.model,
+        framesPlanned: frames.length,
+        startedAt: run0.startedAt ?? new Date(),
+        error: null,
+      },
+    });
+    await takeSlot(db, {
+      device,
+      holderKind: 'inference',
+      holderId: run.id,
+      workflowId,
+      sessionId: run.sessionId,
+    });
+    let details: PredictRunHeartbeat = { framesDone: run.framesDone };
+    ctx.heartbeat(details);
+    const ticker = setInterval(() => ctx.heartbeat(details), 5000);
+    try {
+      let batch: Prisma.PredictionCreateManyInput[] = [];
+      let batchFrames = 0;
+      const commit = async () => {
+        const rows = batch;
+        const n = batchFrames;
+        batch = [];
+        batchFrames = 0;
+        run = await db.$transaction(async (tx) => {
+          if (rows.length) await tx.prediction.createMany({ data: rows });
+          await tx.gpuSlot.updateMany({
+            where: { device, holderId: run.id },
+            data: { heartbeatAt: new Date() },
+          });
+          return tx.inferenceRun.update({
+            where: { id: run.id },
+            data: { framesDone: { increment: n }, nPredictions: { increment: rows.length } },
+          });
+        });
+        details = { framesDone: run.framesDone };
+        ctx.heartbeat(details);
+      };
+      for (const frame of frames.slice(run.framesDone)) {
+        const image = await decodeFrame(
+          await readObject(storage, objectLocation(storage, frame.uri, 'frames')),
+        );
+        const result = await closedSet.detect(image);
+        if (result.run.status === 'ran')
+          result.run.detections.forEach((d, i) => {
+            const classId = idOf.get(d.className);
+            if (classId === undefined) return;
+            const probs: Record<string, number> = {};
+            for (const [name, score] of Object.entries(result.classScores[i] ?? {})) {
+              const id = idOf.get(name);
+              if (id !== undefined) probs[id] = score;
+            }
+            batch.push({
+              runId: run.id,
+              frameId: frame.id,
+              classId,
+              conf: d.score,
+              bbox: [...d.box],
+              probs,
+            });
+          });
+        batchFrames++;
+        if (batchFrames >= COMMIT_FRAMES) await commit();
+      }
+      if (batchFrames) await commit();
+      run = await db.inferenceRun.update({
+        where: { id: run.id },
+        data: { status: 'completed', finishedAt: new Date() },
+      });
+      return { framesDone: run.framesDone, predictions: run.nPredictions };
+    } finally {
+      clearInterval(ticker);
+      await releaseSlot(db, device, run.id);
+    }
+  };
 
   return {
     /**
@@ -288,95 +443,11 @@ export function createInferenceRunActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const run0 = await db.inferenceRun.findUnique({ where: { id: input.runId } });
       if (!run0) throw ApplicationFailure.nonRetryable(`no inference run ${input.runId}`, 'RunNotFound');
-      const closedSet = await detector.acquire().catch((err: unknown) => {
-        if (err instanceof UnavailableError)
-          throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
-        throw err;
-      });
-      const frames = await scopeFrames(db, run0.scope as RunScope);
-      const classes = await db.ontologyClass.findMany({
-        where: { retiredAt: null },
-        select: { id: true, name: true },
-      });
-      const idOf = new Map(classes.map((c) => [c.name, c.id]));
-      await ensureBuiltinModel(db, closedSet.model, [...idOf.values()]);
-      let run = await db.inferenceRun.update({
-        where: { id: run0.id },
-        data: {
-          status: 'running',
-          modelVersion: closedSet.model,
-          framesPlanned: frames.length,
-          startedAt: run0.startedAt ?? new Date(),
-          error: null,
-        },
-      });
-      await takeSlot(db, {
-        device,
-        holderKind: 'inference',
-        holderId: run.id,
-        workflowId: input.workflowId,
-        sessionId: run.sessionId,
-      });
-      let details: PredictRunHeartbeat = { framesDone: run.framesDone };
-      ctx.heartbeat(details);
-      const ticker = setInterval(() => ctx.heartbeat(details), 5000);
+      const { closedSet, release } = await detectorFor(run0).catch(modelFailure);
       try {
-        let batch: Prisma.PredictionCreateManyInput[] = [];
-        let batchFrames = 0;
-        const commit = async () => {
-          const rows = batch;
-          const n = batchFrames;
-          batch = [];
-          batchFrames = 0;
-          run = await db.$transaction(async (tx) => {
-            if (rows.length) await tx.prediction.createMany({ data: rows });
-            await tx.gpuSlot.updateMany({
-              where: { device, holderId: run.id },
-              data: { heartbeatAt: new Date() },
-            });
-            return tx.inferenceRun.update({
-              where: { id: run.id },
-              data: { framesDone: { increment: n }, nPredictions: { increment: rows.length } },
-            });
-          });
-          details = { framesDone: run.framesDone };
-          ctx.heartbeat(details);
-        };
-        for (const frame of frames.slice(run.framesDone)) {
-          const image = await decodeFrame(
-            await readObject(storage, objectLocation(storage, frame.uri, 'frames')),
-          );
-          const result = await closedSet.detect(image);
-          if (result.run.status === 'ran')
-            result.run.detections.forEach((d, i) => {
-              const classId = idOf.get(d.className);
-              if (classId === undefined) return;
-              const probs: Record<string, number> = {};
-              for (const [name, score] of Object.entries(result.classScores[i] ?? {})) {
-                const id = idOf.get(name);
-                if (id !== undefined) probs[id] = score;
-              }
-              batch.push({
-                runId: run.id,
-                frameId: frame.id,
-                classId,
-                conf: d.score,
-                bbox: [...d.box],
-                probs,
-              });
-            });
-          batchFrames++;
-          if (batchFrames >= COMMIT_FRAMES) await commit();
-        }
-        if (batchFrames) await commit();
-        run = await db.inferenceRun.update({
-          where: { id: run.id },
-          data: { status: 'completed', finishedAt: new Date() },
-        });
-        return { framesDone: run.framesDone, predictions: run.nPredictions };
+        return await predictWith(ctx, run0, closedSet, input.workflowId);
       } finally {
-        clearInterval(ticker);
-        await releaseSlot(db, device, run.id);
+        await release();
       }
     },
   };

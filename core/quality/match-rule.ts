@@ -9,15 +9,16 @@ import { iou, type Box } from '../geometry';
 /**
  * Greedy matching of one frame's predictions of one class, given in descending confidence: each
  * takes the unmatched gold box it overlaps most, if that IoU reaches `iouThr`. Returns, per
- * prediction, 1 where it matched a gold box (a true positive), 0 otherwise.
+ * prediction, 1 where it matched a gold box (a true positive), 0 otherwise; `taken` (when given: zeroed,
+ * of golds.length) is left with 1 on every gold box matched, so a caller can name the ones missed.
  */
 export function matchFrameClass(
   predictions: readonly { bbox: Box }[],
   golds: readonly Box[],
   iouThr: number,
+  taken: Uint8Array = new Uint8Array(golds.length),
 ): Uint8Array {
   const tp = new Uint8Array(predictions.length);
-  const taken = new Uint8Array(golds.length);
   for (let p = 0; p < predictions.length; p++) {
     const box = predictions[p]!.bbox;
     let best = -1;

@@ -39,7 +39,7 @@ export function createPredictionRoutes(deps: AppDeps): RouteGroup {
         const actor = actorOf(principal, req);
         if (body.mode === 'import') return runOut(await importRun(db, body, actor));
         if (body.mode === 'reconstruct') return runOut(await reconstructRun(db, body, actor));
-        const run = await queueGpuRun(db, body, actor);
+        const run = await queueGpuRun(db, body, actor, body.model_version);
         const started = await startWorkflow(deps, res, {
           workflow: inferenceRunWorkflow,
           workflowId: inferenceRunWorkflowId(run.id),

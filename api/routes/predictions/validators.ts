@@ -41,8 +41,18 @@ const scope = {
 
 export const InferenceRunIn = z.discriminatedUnion('mode', [
   z
-    .strictObject({ mode: z.literal('gpu'), ...scope })
-    .meta({ description: 'run the configured closed-set detector over the frames on the GPU slot (202)' }),
+    .strictObject({
+      mode: z.literal('gpu'),
+      ...scope,
+      model_version: modelVersion.optional().meta({
+        description:
+          'a registered model with a model file (docs/promotion.md); omitted: the configured detector',
+      }),
+    })
+    .meta({
+      description:
+        'run the configured closed-set detector, or a registered model, over the frames on the GPU slot (202)',
+    }),
   z
     .strictObject({
       mode: z.literal('import'),
