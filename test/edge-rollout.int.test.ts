@@ -7,9 +7,8 @@ import { planStages } from '../core/edge/stages';
 import type { EdgeArtifact } from '../generated/prisma/client';
 import { createUserWithToken } from '../testkit/api';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
-import { vehicleFrames } from '../testkit/media/vehicles';
 import { recordHistoryIfAsked, replayRecordedHistory, scheduledActivities } from '../testkit/temporal';
-import { spawnWorkerProcess } from '../testkit/worker-process';
+import { agentTails, startEdgeAgents, stopEdgeAgents, type EdgeAgent } from '../testkit/edge-agents';
 
 /**
  * Edge rollout on the real stack (docs/edge-rollout.md): three edge agents run as real processes on
@@ -30,7 +29,7 @@ let stack: IngestStack;
 let dir: string;
 let agentUser: { userId: string; token: string };
 let reviewerId: string;
-const agents: Array<ReturnType<typeof spawnWorkerProcess> & { name: string }> = [];
+const agents: EdgeAgent[] = [];
 const artifacts = {} as Record<'good' | 'copy' | 'bad' | 'slow', EdgeArtifact>;
 let modelSha: string;
 
@@ -44,9 +43,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
     const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() > deadline)
-      throw new Error(
-        `timed out waiting for ${what}; agents said:\n${agents.map((a) => a.output().split('\n').slice(-8).join('\n')).join('\n---\n')}`,
-      );
+      throw new Error(`timed out waiting for ${what}; agents said:\n${agentTails(agents)}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -110,41 +107,21 @@ beforeAll(async () => {
     bytes,
     sha256Hex(Buffer.concat([bytes, Buffer.from('tampered')])),
   );
-  const frames = path.join(dir, 'frames');
-  fs.mkdirSync(frames);
-  for (const [i, f] of (await vehicleFrames(3, { width: 640 })).entries())
-    fs.writeFileSync(path.join(frames, `frame-${i}.jpg`), f.jpeg);
   agentUser = await createUserWithToken(stack.api.deps, 'annotator');
   reviewerId = (await api('GET', '/api/users/me')).body.id;
-  for (let i = 0; i < AGENTS; i++) {
-    const name = `edge-cam-${i}`;
-    const agent = spawnWorkerProcess('edge-agent/main.ts', {
-      EDGE_AGENT_API_URL: stack.api.url,
-      EDGE_AGENT_TOKEN: agentUser.token,
-      EDGE_AGENT_NAME: name,
-      EDGE_AGENT_TARGET: TARGET,
-      EDGE_AGENT_LABELS: `lane=${i}`,
-      EDGE_AGENT_FRAMES: frames,
-      EDGE_AGENT_POLL_SECONDS: '0.5',
-      EDGE_AGENT_REPORT_SECONDS: '1',
-      EDGE_AGENT_FPS: '4',
-      EDGE_AGENT_RETRY_SECONDS: '2',
-      EDGE_AGENT_CACHE_DIR: path.join(dir, `cache-${i}`),
-    });
-    agents.push({ ...agent, name });
-  }
+  agents.push(
+    ...(await startEdgeAgents({
+      apiUrl: stack.api.url,
+      token: agentUser.token,
+      target: TARGET,
+      count: AGENTS,
+      dir,
+    })),
+  );
 }, 180_000);
 
 afterAll(async () => {
-  // Every agent ends, whatever happened above: SIGTERM, then SIGKILL if it lingers.
-  await Promise.all(
-    agents.map(async (a) => {
-      if (a.proc.exitCode === null && a.proc.signalCode === null) a.proc.kill('SIGTERM');
-      const timer = setTimeout(() => a.proc.kill('SIGKILL'), 10_000);
-      await a.exited;
-      clearTimeout(timer);
-    }),
-  );
+  await stopEdgeAgents(agents);
   await stack?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 }, 60_000);

@@ -19,8 +19,9 @@ import { iou } from '../core/geometry';
 import { detectionMetrics } from '../core/training/metrics';
 import { readOnnx, initializerFloats } from '../core/onnx/graph';
 import { onnx } from 'onnx-proto';
-import { vehicleFrames, type VehicleScene } from '../testkit/media/vehicles';
+import type { VehicleScene } from '../testkit/media/vehicles';
 import { testConfig } from '../testkit/stack';
+import { E_BIKE_SCENES, sceneFrames } from '../testkit/training';
 
 /**
  * The built-in trainer learns (docs/training-trainer.md), on the real yolox_nano model and real
@@ -42,36 +43,18 @@ const BICYCLE_AP_GAIN = 0.5;
 /** ...while the bus, which the parent already gets right, loses at most this much. */
 const BUS_AP_LOSS = 0.05;
 
-/** vehicleFrames makes 16:9 frames: these are 640×360. */
 const FRAME = { width: 640, height: 360 };
 
-const TRAIN: VehicleScene[] = [
-  { motorcycleWidth: 0.22, step: 0.03, motorcycleGap: 0 },
-  { motorcycleWidth: 0.3, step: 0.03, busHeight: 0.8 },
-  { motorcycleWidth: 0.38, step: 0.02, busHeight: 0.9, motorcycleLift: 0.1 },
-  { motorcycleWidth: 0.18, step: 0.04, busHeight: 0.7, motorcycleLift: 0.2 },
-];
-const HELD_OUT: VehicleScene[] = [
-  { motorcycleWidth: 0.26, step: 0.035, motorcycleGap: 0.01, busHeight: 0.85, motorcycleLift: 0.05 },
-  { motorcycleWidth: 0.34, step: 0.025, busHeight: 0.75, motorcycleLift: 0.15 },
-];
-
+/** sceneFrames makes 16:9 frames 640 px wide: these are 640×360. */
 async function split(name: string, scenes: VehicleScene[], perScene: number): Promise<LabelledImage[]> {
-  const images: LabelledImage[] = [];
-  for (const [s, scene] of scenes.entries()) {
-    const frames = await vehicleFrames(perScene, { width: FRAME.width, ...scene });
-    frames.forEach((f, i) =>
-      images.push({
-        id: `${name}-${s}-${i}`,
-        jpeg: f.jpeg,
-        boxes: [
-          { bbox: f.truth.bus, classIndex: BUS },
-          { bbox: f.truth.motorcycle, classIndex: BICYCLE },
-        ],
-      }),
-    );
-  }
-  return images;
+  return (await sceneFrames(scenes, perScene)).map((f, i) => ({
+    id: `${name}-${i}`,
+    jpeg: f.jpeg,
+    boxes: [
+      { bbox: f.truth.bus, classIndex: BUS },
+      { bbox: f.truth.motorcycle, classIndex: BICYCLE },
+    ],
+  }));
 }
 
 const CONFIG: HeadFinetuneConfig = { ...HEAD_FINETUNE_DEFAULTS, epochs: 12, seed: 7 };
@@ -83,8 +66,8 @@ let trained: HeadFinetuneResult;
 const curve: EpochReport[] = [];
 
 beforeAll(async () => {
-  train = await split('train', TRAIN, 4);
-  val = await split('val', HELD_OUT, 4);
+  train = await split('train', E_BIKE_SCENES.train, 4);
+  val = await split('val', E_BIKE_SCENES.heldOut, 4);
   trained = await fineTuneDetectorHead({
     parent: PARENT,
     train,
