@@ -61,6 +61,10 @@ import { createEdgeFleetRoutes } from './routes/edge/fleet';
 import { createEdgeForgeRoutes } from './routes/edgeforge';
 import { createRolloutRoutes } from './routes/edgeforge/rollout';
 import { createCloudSessionRoutes } from './routes/cloud/sessions';
+import { createDrivableRoutes } from './routes/drivable';
+import { createOcrRoutes } from './routes/ocr';
+import { createSignsRoutes } from './routes/signs';
+import { createSegmentRoutes } from './routes/objects/segment';
 import { serveWebUi } from './http/web-ui';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
@@ -118,6 +122,10 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createEdgeForgeRoutes(deps),
     createRolloutRoutes(deps),
     createCloudSessionRoutes(deps),
+    createDrivableRoutes(deps),
+    createOcrRoutes(deps),
+    createSignsRoutes(deps),
+    createSegmentRoutes(deps),
     // After every group with a literal /api/datasets/<word> GET (blob): its /api/datasets/{commit_id} would take it.
     createDatasetsRoutes(deps),
   ];
