@@ -152,6 +152,12 @@ export const ConfigSchema = z.object({
       dir: z.string().default(path.resolve(__dirname, '../../shared/models')),
       closedSetDetector: z.string().default('yolox_nano.onnx'),
       faceDetector: z.string().default('face_detection_yunet.onnx'),
+      /** Road scene segmentation (background, road, curb, lane marking): drivable area (docs/drivable.md). */
+      roadSegmentation: z.string().default('road_segmentation_adas_0001.onnx'),
+      /** PASCAL VOC semantic segmentation: masks of detected objects (docs/masks.md). */
+      vocSegmentation: z.string().default('deeplab_v3_voc.onnx'),
+      /** GTSRB traffic-sign classifier (docs/signs.md). */
+      signClassifier: z.string().default('traffic_signs_gtsrb.onnx'),
       /** Execution device for inference: `cpu`, or `cuda` where the CUDA provider is installed. */
       device: z.enum(['cpu', 'cuda']).default('cpu'),
       /**

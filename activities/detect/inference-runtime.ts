@@ -6,7 +6,13 @@ import type { AppConfig } from '../../core/config';
 import { UnavailableError } from '../../core/errors';
 
 /** Models the platform knows by role; the file names come from config `models`. */
-export const MODEL_ROLES = ['closedSetDetector', 'faceDetector'] as const;
+export const MODEL_ROLES = [
+  'closedSetDetector',
+  'faceDetector',
+  'roadSegmentation',
+  'vocSegmentation',
+  'signClassifier',
+] as const;
 export type ModelRole = (typeof MODEL_ROLES)[number];
 
 export interface TensorInfo {
