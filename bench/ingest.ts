@@ -96,7 +96,7 @@ export async function run(): Promise<void> {
       `PII pass (faces + plates + redacted copy + audit)  ${job.framesAccepted} frames in ${(piiMs / 1000).toFixed(2)} s  ${(piiMs / job.framesAccepted).toFixed(0)} ms/frame`,
     );
     console.log(
-      `whole ingest with PII  ${(totalMs / 1000).toFixed(2)} s  ${fps(job.framesExtracted, totalMs)} (accepted ${job.framesAccepted}, duplicates ${job.framesDuplicate}, rejected ${job.framesRejected})`,
+      `whole ingest with PII  ${(totalMs / 1000).toFixed(2)} s  ${fps(job.framesExtracted, totalMs)}  ratio ${(totalMs / plainMs).toFixed(2)}× plain (target ≤ 2×; bench/pii.ts gives PII recall) (accepted ${job.framesAccepted}, duplicates ${job.framesDuplicate}, rejected ${job.framesRejected})`,
     );
   } finally {
     await stack.close();

