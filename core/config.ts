@@ -159,7 +159,7 @@ export const ConfigSchema = z.object({
       roadSegmentation: z.string().default('road_segmentation_adas_0001.onnx'),
       /** PASCAL VOC semantic segmentation: masks of detected objects (docs/masks.md). */
       vocSegmentation: z.string().default('deeplab_v3_voc.onnx'),
-      /** GTSRB traffic-sign classifier (docs/signs.md). */
+      /** GTSRB traffic-sign classifier (docs/ocr-signs.md). */
       signClassifier: z.string().default('traffic_signs_gtsrb.onnx'),
       /** Execution device for inference: `cpu`, or `cuda` where the CUDA provider is installed. */
       device: z.enum(['cpu', 'cuda']).default('cpu'),
