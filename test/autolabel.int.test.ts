@@ -1,6 +1,7 @@
 import path from 'node:path';
 import pino from 'pino';
 import { iou, type Box } from '../core/geometry';
+import { isSegmentable } from '../core/segmentation';
 import type { WorkerProcess } from '../runtime/worker-process';
 import { startGpuWorkerProcess } from '../workers-gpu/process';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
@@ -117,7 +118,8 @@ describe('the closed-set path on real driving frames', () => {
       expect(['auto_accept', 'review', 'annotate']).toContain(o.state);
       expect(o.provenance).toHaveLength(1);
       const p = o.provenance[0]!;
-      expect(p.paths).toEqual(['closed_set']);
+      // The segmentation path (docs/masks.md) adds itself for the classes it makes masks for.
+      expect(p.paths).toEqual(isSegmentable(o.class.name) ? ['closed_set', 'segmentation'] : ['closed_set']);
       expect(p.agreement).toBe(1);
       expect((p.rawConfidences as Record<string, { score: number }>).closed_set!.score).toBeCloseTo(
         o.conf!,

@@ -9,11 +9,12 @@ import { recordAudit } from '../audit';
 import { residentClosedSetDetector } from '../detect/closed-set';
 import { decodeFrame } from '../detect/frame-image';
 import { createOpenVocabPath } from '../detect/open-vocab';
+import { residentSegmenter } from '../detect/segmentation';
 import { createVerifierPath } from '../detect/verifier';
 import { readGate } from '../inspector/gate-store';
 import { objectLocation, readObject } from '../inspector/frame-objects';
 import { labelFrame, type OntologyLookup } from './pipeline';
-import { jobOut } from './jobs';
+import { jobOut, jobSlicing } from './jobs';
 import { releaseSlot, takeSlot } from './slot';
 import { commitFrames, emptyTally, modelsThatRan, type JobTally, type LabelledFrame } from './store';
 
@@ -97,6 +98,7 @@ export function createAutolabelActivities(deps: ActivityDeps) {
   const device = config.workers.gpuDevice;
   // Kept loaded between sessions: a session starts without loading the model (docs/autolabel.md).
   const closedSetModel = deps.closedSet ?? residentClosedSetDetector(config);
+  const segmenter = residentSegmenter(config);
 
   const publish = (job: AutolabelJob, type: string) => deps.events.publish('jobs', type, jobOut(job));
 
@@ -192,7 +194,11 @@ export function createAutolabelActivities(deps: ActivityDeps) {
             throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
           throw err;
         });
-        const paths = { openVocab: createOpenVocabPath(config), verifier: createVerifierPath(config) };
+        const paths = {
+          openVocab: createOpenVocabPath(config),
+          verifier: createVerifierPath(config),
+          segmenter,
+        };
         const started = publish(job, 'autolabel.started');
         started.catch(() => undefined); // awaited after the frames; marked handled so a failed publish cannot crash the worker meanwhile
         const tally: JobTally = { ...emptyTally(), ...(job.tally as Partial<JobTally>) };
@@ -220,7 +226,7 @@ export function createAutolabelActivities(deps: ActivityDeps) {
                 decodeFrame(bytes).then(async (image) => {
                   // A configured open-vocabulary endpoint is sent every frame: its full decode can run ahead too.
                   const [input] = await Promise.all([
-                    closedSet.prepare(image),
+                    closedSet.prepare(image, jobSlicing(job)),
                     paths.openVocab.configured ? image.pixels() : null,
                   ]);
                   return { image, input };

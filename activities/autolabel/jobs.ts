@@ -1,4 +1,5 @@
 import type { AppConfig } from '../../core/config';
+import { SLICING_MODES, type SlicingMode } from '../../core/detect/tiling';
 import { resolvePolicy } from '../../core/routing';
 import type { AutolabelJob, Prisma } from '../../generated/prisma/client';
 import type { ActivityDeps } from '../deps';
@@ -41,6 +42,8 @@ export interface NewAutolabelJob {
   computeTarget: string;
   limit: number | null;
   onlyUnlabelled: boolean;
+  /** The job's slicing mode when it overrides the configured one. */
+  slicing?: SlicingMode;
   actorId: string | null;
   /** The corpus run the job belongs to: its replaced objects are kept for that run's revert. */
   agentRunId?: string;
@@ -61,11 +64,21 @@ export async function createAutolabelJob(
       computeTarget: job.computeTarget,
       limit: job.limit,
       onlyUnlabelled: job.onlyUnlabelled,
-      policy: { ...policy } as unknown as Prisma.InputJsonValue,
+      // A slicing override rides in the policy: how this job labels, shown with the job.
+      policy: {
+        ...policy,
+        ...(job.slicing ? { slicing: job.slicing } : {}),
+      } as unknown as Prisma.InputJsonValue,
       createdBy: job.actorId,
       agentRunId: job.agentRunId ?? null,
     },
   });
+}
+
+/** The job's slicing override, or undefined for the configured mode. */
+export function jobSlicing(job: Pick<AutolabelJob, 'policy'>): SlicingMode | undefined {
+  const mode = (job.policy as { slicing?: unknown } | null)?.slicing;
+  return SLICING_MODES.find((m) => m === mode);
 }
 
 /** A job as GET /api/autolabel/{job_id} and the jobs event stream show it. */

@@ -20,9 +20,11 @@ import {
   type AgentPolicy,
   type ObjectRoute,
 } from '../../core/routing';
+import { isSegmentable } from '../../core/segmentation';
 import type { ClosedSetResult } from '../detect/closed-set';
 import type { FrameImage } from '../detect/frame-image';
 import type { OpenVocabPath } from '../detect/open-vocab';
+import type { Segmenter } from '../detect/segmentation';
 import type { VerifierPath } from '../detect/verifier';
 
 /**
@@ -34,7 +36,20 @@ import type { VerifierPath } from '../detect/verifier';
 export interface EndpointPaths {
   openVocab: OpenVocabPath;
   verifier: VerifierPath;
+  /** The VOC segmentation model for the masks of SEGMENTABLE classes (docs/masks.md); absent, no masks are made. */
+  segmenter?: { acquire(): Promise<Segmenter> };
 }
+
+/** What the segmentation path did for one object, kept in its reasoner trace; `winner` names the mask stored. */
+export type SegmentationTrace =
+  | {
+      status: 'ran';
+      model: string;
+      coverage: number;
+      polygons: number[][];
+      winner: 'segmentation' | 'open_vocab';
+    }
+  | { status: 'refused' | 'failed'; reason: string };
 
 export interface OntologyLookup {
   /** Live class of a name (or a former name kept as an alias); undefined when the ontology has none. */
@@ -55,6 +70,8 @@ export interface LabelledObject {
   critic: CriticVerdict;
   demoted: boolean;
   qualityFlags: string[];
+  /** Set for SEGMENTABLE classes when a segmenter was given. */
+  segmentation?: SegmentationTrace;
 }
 
 export interface FrameLabels {
@@ -70,6 +87,8 @@ export interface FrameLabels {
   dropped: Record<string, number>;
   /** The closed-set model's own run time on its thread. */
   inferenceMs: number;
+  /** Whether the closed-set detector sliced the frame, its tile plan and why (docs/small-objects.md). */
+  slicing: ClosedSetResult['slicing'];
   criticFrame: CriticFrame;
 }
 
@@ -181,5 +200,54 @@ export async function labelFrame(
       qualityFlags,
     };
   });
-  return { objects, runs, verifier: verifierSummary, dropped, inferenceMs: closed.inferenceMs, criticFrame };
+  if (paths.segmenter) await addMasks(paths.segmenter, frame.image, objects);
+  return {
+    objects,
+    runs,
+    verifier: verifierSummary,
+    dropped,
+    inferenceMs: closed.inferenceMs,
+    slicing: closed.slicing,
+    criticFrame,
+  };
+}
+
+/**
+ * Masks for the objects of SEGMENTABLE classes: the open-vocabulary path's mask, where it gave
+ * one, wins; the segmentation is kept beside it in the trace, so both are recorded. A model that
+ * is absent or breaks leaves the objects without a mask and says why; it never fails the frame.
+ */
+async function addMasks(
+  source: NonNullable<EndpointPaths['segmenter']>,
+  image: FrameImage,
+  objects: LabelledObject[],
+): Promise<void> {
+  const wanted = objects.filter((o) => isSegmentable(o.fused.className));
+  if (!wanted.length) return;
+  let segmenter: Segmenter;
+  try {
+    segmenter = await source.acquire();
+  } catch (err) {
+    for (const o of wanted) o.segmentation = { status: 'refused', reason: (err as Error).message };
+    return;
+  }
+  for (const o of wanted) {
+    try {
+      const m = await segmenter.segment(image, o.fused.box, o.fused.className);
+      const winner = o.fused.mask ? 'open_vocab' : 'segmentation';
+      o.segmentation = {
+        status: 'ran',
+        model: segmenter.model,
+        coverage: m.coverage,
+        polygons: m.polygons,
+        winner,
+      };
+      if (winner === 'segmentation' && m.polygons.length) {
+        o.fused = { ...o.fused, mask: m.polygons };
+        o.qualityFlags.push(...m.qualityFlags);
+      }
+    } catch (err) {
+      o.segmentation = { status: 'failed', reason: (err as Error).message };
+    }
+  }
 }

@@ -155,7 +155,7 @@ export async function commitFrames(
       provenance: rows.map(({ o, id, labels }) => ({
         id: randomUUID(),
         object_id: id,
-        paths: o.fused.paths,
+        paths: o.segmentation?.status === 'ran' ? [...o.fused.paths, 'segmentation'] : o.fused.paths,
         raw_confidences: o.fused.rawConfidences,
         agreement: o.fused.agreement,
         entropy: o.fused.entropy,
@@ -275,6 +275,8 @@ function reasonerTrace(o: FrameLabels['objects'][number], labels: FrameLabels) {
       ]),
     ),
     class_distribution: o.fused.classDistribution,
+    ...(labels.slicing ? { slicing: labels.slicing } : {}),
+    ...(o.segmentation ? { segmentation: o.segmentation } : {}),
     route: {
       state: o.state,
       reason: o.routeReason,

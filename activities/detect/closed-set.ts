@@ -6,15 +6,25 @@ import * as ort from 'onnxruntime-node';
 import type { AppConfig } from '../../core/config';
 import { mapCocoDetections, COCO_CLASSES, COCO_TO_ONTOLOGY } from '../../core/detect/coco-ontology';
 import {
+  cutByTile,
+  planSlices,
+  tileToFrame,
+  type SlicePlan,
+  type SlicingMode,
+  type Tile,
+} from '../../core/detect/tiling';
+import {
   decodeYolox,
   letterbox,
   yoloxAnchorCount,
   yoloxInput,
+  type ClassBox,
   type Letterbox,
 } from '../../core/detect/yolox';
 import { RefusedError, UnavailableError } from '../../core/errors';
-import type { PathRun } from '../../core/fusion';
-import type { FrameImage } from './frame-image';
+import { fuseDetections, type PathRun } from '../../core/fusion';
+import type { Box } from '../../core/geometry';
+import { cropFrame, type FrameImage } from './frame-image';
 import { availableProviders, openModel } from './inference-runtime';
 
 /**
@@ -26,12 +36,15 @@ import { availableProviders, openModel } from './inference-runtime';
 export interface ClosedSetDetector {
   /** File name and short hash, recorded in provenance. */
   model: string;
-  /** The frame letterboxed into the model's input: the part that can run ahead, while the model works on the frame before. */
-  prepare(frame: FrameImage): Promise<ClosedSetInput>;
+  /**
+   * The frame letterboxed into the model's input, and its tiles when it is sliced (`slicing`
+   * overrides the configured mode): the part that can run ahead, while the model works on the frame before.
+   */
+  prepare(frame: FrameImage, slicing?: SlicingMode): Promise<ClosedSetInput>;
   /** The model on a prepared input: boxes in frame pixels. */
   infer(input: ClosedSetInput): Promise<ClosedSetResult>;
   /** prepare, then infer. */
-  detect(frame: FrameImage): Promise<ClosedSetResult>;
+  detect(frame: FrameImage, slicing?: SlicingMode): Promise<ClosedSetResult>;
   /** False once the inference thread has exited (crashed or released): such a detector cannot run again. */
   alive(): boolean;
   release(): Promise<void>;
@@ -40,6 +53,15 @@ export interface ClosedSetDetector {
 export interface ClosedSetInput {
   letterbox: Letterbox;
   /** Planar BGR, 1×3×S×S. */
+  data: Float32Array;
+  /** The slicing decision; null where the detector has no slicing configured (a crop classifier). */
+  slicing: SlicePlan | null;
+  tiles: TileInput[];
+}
+
+interface TileInput {
+  tile: Tile;
+  letterbox: Letterbox;
   data: Float32Array;
 }
 
@@ -51,11 +73,16 @@ export interface ClosedSetResult {
    */
   classScores: Array<Record<string, number>>;
   dropped: Record<string, number>;
-  /** The model's own run, timed on the inference thread: not the wait in its queue, not the decode of its output. */
+  /** The model's own runs (whole frame and tiles), timed on the inference thread: not the wait in its queue, not the decode of its output. */
   inferenceMs: number;
+  /** Whether the frame was sliced, its tile plan and why (docs/small-objects.md). */
+  slicing: SlicePlan | null;
 }
 
-type DetectConfig = Pick<AppConfig, 'models' | 'autolabel'>;
+type DetectConfig = Pick<AppConfig, 'models' | 'autolabel'> & Partial<Pick<AppConfig, 'detect'>>;
+
+/** A tile detection this close to an inner tile edge (input px) was cut by it. */
+const CUT_MARGIN_PX = 2;
 
 /** COCO-80 scores → ontology class names, keeping the best COCO class behind each name. */
 function ontologyScores(scores: Float32Array): Record<string, number> {
@@ -294,19 +321,46 @@ async function openDetector(
   opening.catch(() => undefined); // awaited below, after hashing the file meanwhile
   const model = modelOf();
   await opening;
-  const prepare = async (frame: FrameImage): Promise<ClosedSetInput> => {
-    const lb = letterbox(frame.width, frame.height, size);
-    // Only the scaled frame is decoded: the detector never needs the full-resolution pixels.
-    const scaled = await frame.scaled(lb.scaledWidth, lb.scaledHeight);
-    return { letterbox: lb, data: yoloxInput(scaled, lb) };
+  const rule = config.detect;
+  const scaledInput = async (image: FrameImage) => {
+    const lb = letterbox(image.width, image.height, size);
+    return { letterbox: lb, data: yoloxInput(await image.scaled(lb.scaledWidth, lb.scaledHeight), lb) };
   };
-  const infer = async ({ letterbox: lb, data }: ClosedSetInput): Promise<ClosedSetResult> => {
-    // The input's buffer moves to the inference thread: an input runs once.
-    const { head, ms: inferenceMs } = await thread.run(input.name, output.name, data, [1, 3, size, size]);
-    const boxes = decodeYolox(head, lb, COCO_CLASSES.length, {
+  const prepare = async (frame: FrameImage, mode?: SlicingMode): Promise<ClosedSetInput> => {
+    const slicing = rule ? planSlices(frame.width, frame.height, size, mode ?? rule.slicing, rule) : null;
+    // Only the scaled frame is decoded unless tiles are cut: then the full-resolution pixels too.
+    const [whole, tiles] = await Promise.all([
+      scaledInput(frame),
+      Promise.all(
+        (slicing?.tiles ?? []).map(async (tile) => {
+          const { crop } = await cropFrame(
+            frame,
+            [tile.x, tile.y, tile.x + tile.width, tile.y + tile.height],
+            0,
+          );
+          return { tile, ...(await scaledInput(crop)) };
+        }),
+      ),
+    ]);
+    return { ...whole, slicing, tiles };
+  };
+  const decode = (head: Float32Array, lb: Letterbox) =>
+    decodeYolox(head, lb, COCO_CLASSES.length, {
       minScore: config.autolabel.minScore,
       nmsIou: config.autolabel.nmsIou,
     });
+  // The input buffers move to the inference thread: an input runs once. Tiles queue behind the whole frame.
+  const run = (data: Float32Array) => thread.run(input.name, output.name, data, [1, 3, size, size]);
+  const infer = async ({ letterbox: lb, data, slicing, tiles }: ClosedSetInput): Promise<ClosedSetResult> => {
+    const [whole, ...tileRuns] = await Promise.all([run(data), ...tiles.map((t) => run(t.data))]);
+    const inferenceMs = [whole!, ...tileRuns].reduce((sum, r) => sum + r.ms, 0);
+    const boxes = tiles.length
+      ? mergeViews(
+          decode(whole!.head, lb),
+          tiles.map((t, i) => tileBoxes(decode(tileRuns[i]!.head, t.letterbox), t, lb)),
+          config.autolabel.nmsIou,
+        )
+      : decode(whole!.head, lb);
     const { mapped, dropped } = mapCocoDetections(boxes);
     const detections = mapped.map((d) => ({
       box: d.box,
@@ -320,16 +374,47 @@ async function openDetector(
       classScores,
       dropped,
       inferenceMs,
+      slicing,
     };
   };
   return {
     model,
     prepare,
     infer,
-    detect: async (frame) => infer(await prepare(frame)),
+    detect: async (frame, slicing) => infer(await prepare(frame, slicing)),
     alive: thread.alive,
     release: () => thread.release(),
   };
+}
+
+/** A tile's detections in frame pixels, less those an inner tile edge cut (a neighbour or the whole frame sees them whole). */
+function tileBoxes(boxes: ClassBox[], t: TileInput, frame: Letterbox): ClassBox[] {
+  const margin = CUT_MARGIN_PX / t.letterbox.scale;
+  return boxes
+    .map((b) => ({ ...b, box: tileToFrame(b.box, t.tile) }))
+    .filter((b) => !cutByTile(b.box, t.tile, frame, margin));
+}
+
+/**
+ * The whole frame's detections and its tiles' merged by weighted box fusion, the views of one
+ * frame treated as runs of one path: same-class boxes of different views that overlap by the
+ * model's own NMS IoU are one object, with the score-weighted box and the best view's score and
+ * class scores.
+ */
+function mergeViews(whole: ClassBox[], tiles: ClassBox[][], iouThreshold: number): ClassBox[] {
+  const byBox = new Map<Box, ClassBox>();
+  const runs: PathRun[] = [whole, ...tiles].map((view) => ({
+    path: 'closed_set',
+    status: 'ran',
+    detections: view.map((b) => {
+      byBox.set(b.box, b);
+      return { box: b.box, score: b.score, className: COCO_CLASSES[b.classIndex]! };
+    }),
+  }));
+  return fuseDetections(runs, { iouThreshold, acrossViews: true }).map((o) => {
+    const best = o.members.reduce((a, m) => (m.score > a.score ? m : a));
+    return { ...byBox.get(best.box)!, box: o.box, score: o.conf };
+  });
 }
 
 /**

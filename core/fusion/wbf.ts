@@ -43,6 +43,8 @@ export interface FusedObject {
 
 export interface FusionOptions {
   iouThreshold: number;
+  /** The runs are views of one frame by one detector (sliced inference): its same-class boxes merge too. */
+  acrossViews?: boolean;
 }
 
 const ORDER: readonly FusionPath[] = ['closed_set', 'open_vocab', 'verifier'];
@@ -118,7 +120,8 @@ export function fuseDetections(runs: readonly PathRun[], opts: FusionOptions): F
     let bestIou = opts.iouThreshold;
     for (const c of clusters) {
       // A path's own NMS already merged its same-class duplicates; a second one is another object.
-      if (c.members.some((m) => m.path === d.path && m.className === d.className)) continue;
+      if (!opts.acrossViews && c.members.some((m) => m.path === d.path && m.className === d.className))
+        continue;
       const o = iou(c.box, d.box);
       if (o >= bestIou) {
         bestIou = o;

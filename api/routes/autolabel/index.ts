@@ -32,6 +32,7 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
           computeTarget: body.compute_target,
           limit: body.limit,
           onlyUnlabelled: body.only_unlabelled,
+          ...(body.slicing ? { slicing: body.slicing } : {}),
           actorId: principal.userId,
           requestId: String(req.id),
         });

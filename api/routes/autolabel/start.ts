@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import type { SlicingMode } from '../../../core/detect/tiling';
 import { RefusedError, NotFoundError } from '../../../core/errors';
 import { recordAudit } from '../../../activities/audit';
 import { autolabelRefusal, createAutolabelJob } from '../../../activities/autolabel/jobs';
@@ -32,6 +33,7 @@ export async function startAutolabel(
     computeTarget: string;
     limit: number | null;
     onlyUnlabelled: boolean;
+    slicing?: SlicingMode;
     actorId: string;
     requestId: string;
   },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SLICING_MODES } from '../../../core/detect/tiling';
 
 /** Compute targets an auto-label can run on; a cloud target needs a cloud connection, not built yet. */
 export const COMPUTE_TARGETS = ['local'] as const;
@@ -15,6 +16,10 @@ export const AutolabelStartIn = z.strictObject({
     .default(null)
     .meta({ description: 'at most this many frames, in index order; null: every frame' }),
   only_unlabelled: z.boolean().default(false).meta({ description: 'only frames that carry no object yet' }),
+  slicing: z.enum(SLICING_MODES).optional().meta({
+    description:
+      'sliced inference for small objects (docs/small-objects.md): auto (the rule picks per frame), on, off; absent: the configured mode',
+  }),
 });
 export type AutolabelStartIn = z.infer<typeof AutolabelStartIn>;
 
