@@ -19,6 +19,7 @@ import { createRegistryActivities } from './registry';
 import { createEdgeForgeActivities } from './edgeforge';
 import { createEdgeRolloutActivities } from './edge';
 import { createCloudActivities } from './cloud';
+import { createDrivableActivities } from './drivable/backfill';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -53,6 +54,7 @@ export function createGpuActivities(deps: ActivityDeps) {
     ...createAutolabelActivities(deps),
     ...createInferenceRunActivities(deps),
     ...createTrainingGpuActivities(deps),
+    ...createDrivableActivities(deps),
   };
 }
 

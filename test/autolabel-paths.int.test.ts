@@ -142,7 +142,7 @@ async function runSession() {
 }
 
 const trace = (o: { provenance: Array<{ reasonerTrace: unknown }> }) =>
-  o.provenance[0]!.reasonerTrace as { verifier: any; paths_ran: string[] };
+  o.provenance[0]!.reasonerTrace as { verifier: any; paths_ran: string[]; segmentation?: unknown };
 
 describe('three paths, fused', () => {
   let run: Awaited<ReturnType<typeof runSession>>;
@@ -168,7 +168,9 @@ describe('three paths, fused', () => {
       expect(buses).toHaveLength(1);
       const bus = buses[0]!;
       const p = bus.provenance[0]!;
-      expect(p.paths).toEqual(['closed_set', 'open_vocab']);
+      // The segmentation path ran too; the open-vocabulary mask wins and the trace keeps both.
+      expect(p.paths).toEqual(['closed_set', 'open_vocab', 'segmentation']);
+      expect(trace(bus).segmentation).toMatchObject({ status: 'ran', winner: 'open_vocab' });
       expect(p.agreement).toBe(1);
       expect(Object.keys(p.rawConfidences as object).sort()).toEqual(['closed_set', 'open_vocab']);
       expect(iou(bus.bbox as Box, frames[0]!.truth.bus)).toBeGreaterThan(0.7);

@@ -22,3 +22,4 @@ export * from './edgeforge';
 export * from './edge-rollout';
 export * from './training-sweep';
 export * from './cloud';
+export * from './drivable-backfill';

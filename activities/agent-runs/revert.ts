@@ -6,6 +6,7 @@ import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
 import { createMaskStore } from '../annotations/masks';
 import { recordAudit } from '../audit';
+import { DRIVABLE_BACKFILL_KIND, revertDrivableFrame } from '../drivable/backfill';
 import { agentRunOut, emptyRevertTally, REVERTIBLE, type AgentRunSummary, type RevertTally } from './runs';
 
 export const revertWorkflowId = (runId: string): string => `agent-run-revert-${runId}`;
@@ -102,6 +103,11 @@ export function createRevertActivities(deps: ActivityDeps) {
      */
     async revertAgentRun(input: { runId: string; actorId: string | null }): Promise<RevertTally> {
       const ctx = Context.current();
+      const { kind } = await db.agentRun.findUniqueOrThrow({ where: { id: input.runId } });
+      const undo = (tx: Prisma.TransactionClient, f: UndoFrame) =>
+        kind === DRIVABLE_BACKFILL_KIND
+          ? revertDrivableFrame(tx, input.runId, f)
+          : revertFrame(tx, f, machine);
       for (;;) {
         const { done, masksToRemove } = await db.$transaction(
           async (tx) => {
@@ -113,7 +119,7 @@ export function createRevertActivities(deps: ActivityDeps) {
             const batch = emptyRevertTally();
             const gone: Array<string | null> = [];
             for (const f of frames) {
-              const r = await revertFrame(tx, f, machine);
+              const r = await undo(tx, f);
               if (r.superseded) batch.superseded_frames++;
               else batch.frames++;
               batch.objects_restored += r.restored;

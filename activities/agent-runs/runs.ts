@@ -91,29 +91,37 @@ export function agentRunOut(
 }
 
 /** Bookkeeping every kind of run shares; on the `cpu` queue so it works while the GPU slot is busy. */
+/** Ends a run with its summary: status, audit, and `agent.run.completed|failed` on the jobs stream. */
+export async function settleAgentRun(
+  deps: Pick<ActivityDeps, 'db' | 'events'>,
+  input: { runId: string; status: 'completed' | 'failed'; error?: string | undefined },
+  changes: unknown,
+): Promise<void> {
+  const run = await deps.db.agentRun.update({
+    where: { id: input.runId },
+    data: {
+      status: input.status,
+      error: input.error ?? null,
+      finishedAt: new Date(),
+      changes: changes as Prisma.InputJsonValue,
+    },
+  });
+  await recordAudit(deps.db, {
+    actorId: null,
+    action: `agent_run.${input.status}`,
+    subjectType: 'agent_run',
+    subjectId: run.id,
+    detail: { kind: run.kind, error: input.error ?? null, changes } as Prisma.InputJsonValue,
+  });
+  await deps.events.publish('jobs', `agent.run.${input.status}`, agentRunOut(run));
+}
+
 export function createAgentRunActivities(deps: ActivityDeps) {
   const { db } = deps;
   return {
     /** Ends a run: its summary, its status, the audit and the jobs stream (`agent.run.completed|failed`). */
     async finishAgentRun(input: { runId: string; status: 'completed' | 'failed'; error?: string }) {
-      const changes = await summariseRun(db, input.runId);
-      const run = await db.agentRun.update({
-        where: { id: input.runId },
-        data: {
-          status: input.status,
-          error: input.error ?? null,
-          finishedAt: new Date(),
-          changes: changes as unknown as Prisma.InputJsonValue,
-        },
-      });
-      await recordAudit(db, {
-        actorId: null,
-        action: `agent_run.${input.status}`,
-        subjectType: 'agent_run',
-        subjectId: run.id,
-        detail: { kind: run.kind, error: input.error ?? null, changes } as unknown as Prisma.InputJsonValue,
-      });
-      await deps.events.publish('jobs', `agent.run.${input.status}`, agentRunOut(run));
+      await settleAgentRun(deps, input, await summariseRun(db, input.runId));
     },
   };
 }

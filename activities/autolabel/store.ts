@@ -155,7 +155,11 @@ export async function commitFrames(
       provenance: rows.map(({ o, id, labels }) => ({
         id: randomUUID(),
         object_id: id,
-        paths: o.segmentation?.status === 'ran' ? [...o.fused.paths, 'segmentation'] : o.fused.paths,
+        // The segmentation path counts as a proposer only when it found the object's pixels.
+        paths:
+          o.segmentation?.status === 'ran' && o.segmentation.polygons.length
+            ? [...o.fused.paths, 'segmentation']
+            : o.fused.paths,
         raw_confidences: o.fused.rawConfidences,
         agreement: o.fused.agreement,
         entropy: o.fused.entropy,
