@@ -416,13 +416,15 @@ describe('bulk review', () => {
     expect([sa.status, sb.status]).toEqual([200, 200]);
     const after = await api.deps.db.annoObject.findMany({ where: { id: { in: same } } });
     expect(after.every((o) => o.version === 3)).toBe(true);
-    const reviews = await api.deps.db.review.findMany({
-      where: { objectId: { in: same } },
-      orderBy: { createdAt: 'asc' },
-    });
+    const reviews = await api.deps.db.review.findMany({ where: { objectId: { in: same } } });
     expect(reviews).toHaveLength(400);
+    // created_at is each transaction's start: the batch that waited on the other's row locks may
+    // have started first, so the chain of versions, not the clock, says which review came first.
+    const beforeVersion = (r: (typeof reviews)[number]) => (r.before as { version: number }).version;
     for (const id of same) {
-      const [first, second] = reviews.filter((r) => r.objectId === id);
+      const [first, second] = reviews
+        .filter((r) => r.objectId === id)
+        .sort((x, y) => beforeVersion(x) - beforeVersion(y));
       expect((first!.before as { version: number }).version).toBe(1);
       expect(second!.before as { version: number; state: string; source: string }).toMatchObject({
         version: 2,
