@@ -60,11 +60,15 @@ export const DrivableBackfillIn = z.strictObject({
     .meta({ description: 'also replace areas the model made before; human-drawn ones never are' }),
 });
 
-/** GET /api/drivable/coverage: comma-separated session ids; none means every session. */
+/**
+ * GET /api/drivable/coverage: comma-separated session ids (at most 200: 200 ids and their commas
+ * keep the URL well under the HTTP server's 16 KB header limit, past which it answers 431 itself);
+ * none means every session.
+ */
 export const CoverageQuery = z.strictObject({
   session_ids: z
     .string()
-    .max(40_000)
+    .max(200 * 37 - 1)
     .optional()
     .transform((s, ctx) => {
       if (s === undefined) return undefined;
