@@ -61,14 +61,14 @@ export const DrivableBackfillIn = z.strictObject({
 });
 
 /**
- * GET /api/drivable/coverage: comma-separated session ids (at most 200: 200 ids and their commas
- * keep the URL well under the HTTP server's 16 KB header limit, past which it answers 431 itself);
- * none means every session.
+ * GET /api/drivable/coverage: comma-separated session ids, at most 50 (omit it for every session).
+ * The cap keeps even a several-times-too-long list under the HTTP server's 16 KB header limit, so
+ * the route refuses it with 422 itself instead of the server answering 431.
  */
 export const CoverageQuery = z.strictObject({
   session_ids: z
     .string()
-    .max(200 * 37 - 1)
+    .max(50 * 37 - 1)
     .optional()
     .transform((s, ctx) => {
       if (s === undefined) return undefined;
