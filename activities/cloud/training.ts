@@ -4,7 +4,7 @@ import { readOnnx } from '../../core/onnx/graph';
 import type { CloudSession, Prisma, TrainingJob } from '../../generated/prisma/client';
 import { commitFiles, findCommit } from '../datasets/read';
 import type { ActivityDeps } from '../deps';
-import { findModelVersion, readModelArtifact, sha256Hex, storeModelArtifact } from '../models/artifacts';
+import { findModel, readModelArtifact, sha256Hex, storeModelArtifact } from '../models/artifacts';
 import { orRefused, refused } from './failures';
 import { cloudProvider, type CloudProvider } from './provider';
 
@@ -44,7 +44,7 @@ async function jobRequest(
   const { db, storage, config } = deps;
   const expiry = Math.min(MAX_URL_SECONDS, Math.ceil(config.cloud.maxSessionHours * 3600));
   const commit = await orRefused(findCommit(db, job.datasetCommitId), REFUSED);
-  const parent = await orRefused(findModelVersion(db, job.parentVersion), REFUSED);
+  const parent = await orRefused(findModel(db, job.parentVersion), REFUSED);
   // Read (and checked against its registered SHA-256) before it leaves: the shipped detector lives on disk, not in the bucket.
   const parentBytes = await orRefused(readModelArtifact(deps, parent), REFUSED);
   const parentKey = `cloud-jobs/${job.id}/parent.onnx`;

@@ -13,7 +13,7 @@ import { DomainError, RefusedError } from '../../core/errors';
 import type { Prisma } from '../../generated/prisma/client';
 import type { ActivityDeps } from '../deps';
 import { findArtifact } from '../edge/records';
-import { findModelVersion, readModelArtifact } from '../models/artifacts';
+import { findModel, readModelArtifact } from '../models/artifacts';
 import { loadGoldFrames, scoreOnGold, type GoldFrames } from './accuracy';
 import {
   artifactOut,
@@ -90,7 +90,7 @@ export function createEdgeForgeActivities(deps: ActivityDeps) {
   };
 
   const sourceModel = async (modelVersion: string) => {
-    const model = await findModelVersion(db, modelVersion);
+    const model = await findModel(db, modelVersion);
     requireForgeable(model);
     return { model, bytes: await readModelArtifact({ db, storage, config }, model) };
   };

@@ -14,7 +14,7 @@ import type { EdgeArtifact, EdgeBenchmark, Prisma } from '../../generated/prisma
 import type { Actor } from '../annotations/objects';
 import type { Db } from '../db';
 import { findArtifact } from '../edge/records';
-import { findModelVersion } from '../models/artifacts';
+import { findModel } from '../models/artifacts';
 import type { ObjectStore } from '../storage/object-store';
 import { artifactOut } from './artifacts';
 import { targetById } from './requests';
@@ -85,7 +85,7 @@ async function claimedArtifact(
 
 /** A device's figures, stored as `reported` (they are audited against what the forge measures). */
 export async function storeReported(db: Db, storage: ObjectStore, input: ReportedIn, actor: Actor) {
-  await findModelVersion(db, input.model_version);
+  await findModel(db, input.model_version);
   targetById(input.target);
   const artifact = await claimedArtifact(db, storage, input);
   const row = await db.edgeBenchmark.create({

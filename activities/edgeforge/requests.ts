@@ -12,7 +12,7 @@ import type { EdgeArtifact, EdgeForgeRun } from '../../generated/prisma/client';
 import type { Actor } from '../annotations/objects';
 import type { Db } from '../db';
 import { findGold } from '../quality/gold';
-import { findModelVersion } from '../models/artifacts';
+import { findModel } from '../models/artifacts';
 import { findArtifact } from '../edge/records';
 import { requireForgeable } from './artifacts';
 import { queueForgeRun, type ExportParams, type ForgeParams, type TimingParams } from './runs';
@@ -127,7 +127,7 @@ type ModelParams = Pick<
 >;
 
 async function forgeableModel(db: Db, modelVersion: string) {
-  const model = await findModelVersion(db, modelVersion);
+  const model = await findModel(db, modelVersion);
   requireForgeable(model);
   return model;
 }

@@ -7,6 +7,9 @@ import type { Model } from '../../generated/prisma/client';
 import type { Db } from '../db';
 import type { ObjectStore } from '../storage/object-store';
 
+/** A registered model by version (404 when none): the quality plane's lookup, for the model lifecycle too. */
+export { findModel } from '../quality/models';
+
 /**
  * Model files by model version (docs/training.md): the shipped detector is read from the models
  * folder, every other model from the models bucket, and each is checked against the SHA-256 the
@@ -86,12 +89,6 @@ export async function readModelArtifact(deps: ArtifactDeps, model: Model): Promi
       `model ${model.modelVersion}: the file in the models bucket does not match its registered SHA-256 ${model.sha256}`,
     );
   return bytes;
-}
-
-export async function findModelVersion(db: Db, modelVersion: string): Promise<Model> {
-  const model = await db.model.findUnique({ where: { modelVersion } });
-  if (!model) throw new NotFoundError(`no model ${modelVersion} is registered`);
-  return model;
 }
 
 /**

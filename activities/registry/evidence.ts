@@ -2,7 +2,7 @@ import type { Actor } from '../annotations/objects';
 import { recordAudit } from '../audit';
 import type { ActivityDeps } from '../deps';
 import { usableRun } from '../evalgov/scope';
-import { findModelVersion } from '../models/artifacts';
+import { findModel } from '../models/artifacts';
 import { classNames, evaluateRunOnGold, recordGoldEvaluation, safetyClasses } from './evaluation';
 import { registryModelOut } from './models';
 
@@ -22,7 +22,7 @@ export async function registerRunEvidence(
 ) {
   const { db, config } = deps;
   const run = await usableRun(db, input.run_id);
-  const model = await findModelVersion(db, run.modelVersion);
+  const model = await findModel(db, run.modelVersion);
   const shared = { names: await classNames(db), safety: await safetyClasses(db, config) };
   const { gold, evaluation, safety } = await evaluateRunOnGold(db, config, run, input.gold_id, shared);
   const op = await db.$transaction(async (tx) => {

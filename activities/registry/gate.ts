@@ -23,7 +23,7 @@ import { recordAudit } from '../audit';
 import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
 import { loadGold, loadPredictions, parityEpsilon, sliceScopes, usableRun } from '../evalgov/scope';
-import { currentChampion, findModelVersion } from '../models/artifacts';
+import { currentChampion, findModel } from '../models/artifacts';
 import {
   classNames,
   evaluateOnGold,
@@ -86,7 +86,7 @@ export const promotionOut = (p: Promotion) => ({
 
 /** A challenger the gate may judge: registered (404) and not already the champion (409). */
 export async function promotableChallenger(db: Db, modelVersion: string): Promise<Model> {
-  const model = await findModelVersion(db, modelVersion);
+  const model = await findModel(db, modelVersion);
   if (model.state === 'champion')
     throw new ConflictError(`model ${modelVersion} is already the champion of ${model.task}`);
   return model;
@@ -259,7 +259,7 @@ async function recordDecision(
   evaluations: ReadonlyArray<Parameters<typeof recordGoldEvaluation>[1]>,
 ): Promise<PromotionOutcome> {
   const { db } = deps;
-  const challenger = await findModelVersion(db, req.challengerVersion);
+  const challenger = await findModel(db, req.challengerVersion);
   const promotion = await db.$transaction(async (tx) => {
     const ops = [];
     for (const e of evaluations) ops.push((await recordGoldEvaluation(tx, e, req.actor)).id);

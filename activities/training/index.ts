@@ -11,7 +11,7 @@ import { releaseSlot, takeSlot } from '../autolabel/slot';
 import { findCommit } from '../datasets/read';
 import type { ActivityDeps } from '../deps';
 import { readObject } from '../inspector/frame-objects';
-import { findModelVersion, readModelArtifact, storeModelArtifact } from '../models/artifacts';
+import { findModel, readModelArtifact, storeModelArtifact } from '../models/artifacts';
 import { planTrainingData } from './dataset';
 import { ExternalTrainerError } from './external';
 import { findTrainingJob, publishStatus, registerTrainedModel, settleTrainingJob } from './jobs';
@@ -77,7 +77,7 @@ export function createTrainingActivities(deps: ActivityDeps) {
         const job = await findTrainingJob(db, input.jobId);
         const [data] = await Promise.all([
           planTrainingData(storage, await findCommit(db, job.datasetCommitId)),
-          findModelVersion(db, job.parentVersion),
+          findModel(db, job.parentVersion),
         ]);
         await db.trainingJob.update({
           where: { id: job.id },
@@ -277,7 +277,7 @@ export function createTrainingGpuActivities(deps: ActivityDeps) {
 
         const [commit, parent] = await Promise.all([
           findCommit(db, job.datasetCommitId),
-          findModelVersion(db, job.parentVersion),
+          findModel(db, job.parentVersion),
         ]);
         const [data, parentBytes] = await Promise.all([
           planTrainingData(storage, commit),

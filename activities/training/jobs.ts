@@ -15,7 +15,7 @@ import { recordAudit } from '../audit';
 import { placeTrainingJob } from '../cloud/placement';
 import { findCommit } from '../datasets/read';
 import type { Db } from '../db';
-import { currentChampion, findModelVersion, type ArtifactDeps } from '../models/artifacts';
+import { currentChampion, findModel, type ArtifactDeps } from '../models/artifacts';
 import { checkTrainableCommit } from './dataset';
 
 /** Training jobs (docs/training.md): the rows, their checks, their outcome. */
@@ -86,7 +86,7 @@ export async function checkTrainingRequest(
     ]);
   checkTrainableCommit(await findCommit(deps.db, req.dataset_commit_id));
   const parent = req.parent_model_version
-    ? await findModelVersion(deps.db, req.parent_model_version)
+    ? await findModel(deps.db, req.parent_model_version)
     : await currentChampion(deps, req.task);
   if (parent.task !== req.task)
     throw new RefusedError(`parent ${parent.modelVersion} is a ${parent.task} model, not ${req.task}`);
@@ -199,7 +199,7 @@ export async function registerTrainedModel(
 ): Promise<TrainingJob> {
   const { db } = deps;
   const job = await findTrainingJob(db, input.jobId);
-  const parent = await findModelVersion(db, job.parentVersion);
+  const parent = await findModel(db, job.parentVersion);
   if (parent.sha256 && parent.sha256 === input.artifact.sha256)
     throw new RefusedError(
       `training job ${job.id} produced a file identical to its parent ${parent.modelVersion}: no weight changed`,
