@@ -38,6 +38,7 @@ const NAMES = Object.keys(SIGNS);
 const SIDE = 48;
 const GAP = 16;
 
+let base: VehicleFrame;
 let frame: VehicleFrame;
 /** Each sign's box, in a row across the frame's top (above the bus and the motorcycle). */
 const signBox = (i: number): Box => {
@@ -47,7 +48,7 @@ const signBox = (i: number): Box => {
 };
 
 beforeAll(async () => {
-  const [base] = (await vehicleFrames(1)) as [VehicleFrame];
+  [base] = (await vehicleFrames(1)) as [VehicleFrame];
   const faces = await Promise.all(
     NAMES.map(async (name, i) => ({
       input: await sharp(
@@ -81,7 +82,7 @@ test('classifies rendered signs at a stated rate and answers unknown on non-sign
     body: { frame_id: frames[0]!.id, boxes: [...NAMES.map((_, i) => signBox(i)), ...nonSigns] },
   });
   expect(res.status).toBe(200);
-  expect(res.body.proposal).toBe('boxes');
+  expect(res.body.proposals).toEqual(['boxes']);
   const answers = res.body.signs as Array<{ status: string; label?: string; confidence: number }>;
   const signs = answers.slice(0, NAMES.length);
   const right = signs.filter((s, i) => s.status === 'recognized' && s.label === NAMES[i]).length;
@@ -106,7 +107,7 @@ test('classifies rendered signs at a stated rate and answers unknown on non-sign
   }
 });
 
-test("without boxes, classifies the frame's sign objects and nothing else", async () => {
+test("asked for sign objects only, classifies the frame's sign objects and nothing else", async () => {
   const { frames } = await createVehicleSession(ctx.api.deps, [frame]);
   const db = ctx.api.deps.db;
   const classId = async (name: string) => (await db.ontologyClass.findUniqueOrThrow({ where: { name } })).id;
@@ -131,13 +132,61 @@ test("without boxes, classifies the frame's sign objects and nothing else", asyn
   });
   const res = await ctx.api.call('POST', '/api/signs/recognize', {
     token: ctx.token.annotator,
-    body: { frame_id: frames[0]!.id },
+    body: { frame_id: frames[0]!.id, proposals: ['sign_objects'] },
   });
   expect(res.status).toBe(200);
-  expect(res.body.proposal).toBe('sign_objects');
+  expect(res.body.proposals).toEqual(['sign_objects']);
   expect(res.body.signs).toHaveLength(1);
   expect(res.body.signs[0]).toMatchObject({ status: 'recognized', label: 'Stop', box: stop });
   expect(res.body.signs[0].object_id).toEqual(expect.any(String));
+});
+
+test('without boxes, colour/shape proposals find the rendered signs and add nothing elsewhere', async () => {
+  const { frames } = await createVehicleSession(ctx.api.deps, [frame]);
+  const db = ctx.api.deps.db;
+  const stop = signBox(NAMES.indexOf('Stop'));
+  const signClass = await db.ontologyClass.findUniqueOrThrow({ where: { name: 'traffic_sign' } });
+  await db.annoObject.create({
+    data: { frameId: frames[0]!.id, bbox: stop, classId: signClass.id, source: 'human', state: 'accepted' },
+  });
+  const res = await ctx.api.call('POST', '/api/signs/recognize', {
+    token: ctx.token.annotator,
+    body: { frame_id: frames[0]!.id },
+  });
+  expect(res.status).toBe(200);
+  expect(res.body.proposals).toEqual(['sign_objects', 'colour_shape']);
+  const signs = res.body.signs as Array<{ source: string; box: Box; status: string; label?: string }>;
+  // The marked stop sign is answered once, as the object, not again as a proposal.
+  expect(signs.filter((s) => s.source === 'sign_objects')).toEqual([
+    expect.objectContaining({ box: stop, label: 'Stop' }),
+  ]);
+  const proposed = signs.filter((s) => s.source === 'colour_shape');
+  const overlap = (a: Box, b: Box) =>
+    Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) *
+    Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+  const signAt = (box: Box) =>
+    NAMES.findIndex((_, i) => overlap(box, signBox(i)) >= 0.5 * (box[2] - box[0]) * (box[3] - box[1]));
+  const right = proposed.filter((s) => s.label === NAMES[signAt(s.box)]).length;
+  console.log(
+    `colour/shape: ${res.body.colour_shape.proposed} proposed, ${proposed.length} recognised, ${right} right\n` +
+      proposed.map((s) => `${JSON.stringify(s.box)} → ${s.label}`).join('\n'),
+  );
+  // Every recognised proposal lies on a rendered sign: nothing on the bus, the motorcycle or the street.
+  for (const s of proposed) expect(signAt(s.box)).toBeGreaterThanOrEqual(0);
+  expect(proposed.every((s) => s.status === 'recognized')).toBe(true);
+  expect(right).toBeGreaterThanOrEqual(8);
+  const bare = await createVehicleSession(ctx.api.deps, [base]);
+  const none = await ctx.api.call('POST', '/api/signs/recognize', {
+    token: ctx.token.annotator,
+    body: { frame_id: bare.frames[0]!.id, proposals: ['colour_shape'] },
+  });
+  expect(none.status).toBe(200);
+  expect(none.body.signs).toEqual([]);
+  const both = await ctx.api.call('POST', '/api/signs/recognize', {
+    token: ctx.token.annotator,
+    body: { frame_id: frames[0]!.id, boxes: [stop], proposals: ['colour_shape'] },
+  });
+  expect(both.status).toBe(422);
 });
 
 test('the taxonomy lists the 43 classes with their mapping and the floor; unknown frames 404', async () => {

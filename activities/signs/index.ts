@@ -15,6 +15,7 @@ import {
   type SignClassInfo,
   type SignVerdict,
 } from '../../core/signs/taxonomy';
+import { proposeSigns } from '../../core/signs/proposals';
 import { openModel } from '../detect/inference-runtime';
 import type { FrameImage } from '../detect/frame-image';
 import { boxOnFrame, loadFrame } from '../ocr';
@@ -119,34 +120,76 @@ interface SignsDeps {
   config: SignsConfig;
 }
 
+export type SignProposalMethod = 'sign_objects' | 'colour_shape';
+
+/** Overlap (intersection over the smaller box) from which a proposal repeats a sign object. */
+const SAME_SIGN_OVERLAP = 0.5;
+
+function overlapOfSmaller(a: Box, b: Box): number {
+  const w = Math.min(a[2], b[2]) - Math.max(a[0], b[0]);
+  const h = Math.min(a[3], b[3]) - Math.max(a[1], b[1]);
+  if (w <= 0 || h <= 0) return 0;
+  const area = (x: Box) => (x[2] - x[0]) * (x[3] - x[1]);
+  return (w * h) / Math.min(area(a), area(b));
+}
+
+type SignCandidate = { object_id: string | null; box: Box; source: 'box' | SignProposalMethod };
+
 /**
- * Signs on a frame: the boxes given, or else the frame's objects of sign-face classes (what the
- * detector or an annotator marked as a sign), each classified.
+ * Signs on a frame: the boxes given, or else candidates proposed by the methods asked for — the
+ * frame's objects of sign-face classes (what the detector or an annotator marked as a sign) and
+ * colour/shape proposals on the pixels (core/signs/proposals.ts) — each classified. A colour/shape
+ * proposal is answered only when recognised: the proposer errs towards recall and the
+ * classifier's floor is what says "sign".
  */
-export async function recognizeSigns(deps: SignsDeps, frameId: string, given: readonly Box[] | undefined) {
+export async function recognizeSigns(
+  deps: SignsDeps,
+  frameId: string,
+  given: readonly Box[] | undefined,
+  methods: readonly SignProposalMethod[] = ['sign_objects', 'colour_shape'],
+) {
   const { image } = await loadFrame(deps, frameId);
-  const candidates = given
-    ? given.map((b) => ({ object_id: null as string | null, box: boxOnFrame(b, image) }))
-    : (
-        await deps.db.annoObject.findMany({
-          where: { frameId, class: { name: { in: [...SIGN_FACE_CLASSES] } } },
-          select: { id: true, bbox: true },
-          orderBy: { id: 'asc' },
-        })
-      ).map((o) => ({ object_id: o.id as string | null, box: boxOnFrame(o.bbox, image) }));
-  if (candidates.length > deps.config.signs.maxCrops)
-    throw new InputError(
-      `${candidates.length} sign crops; at most ${deps.config.signs.maxCrops} per request`,
-    );
+  const { maxCrops } = deps.config.signs;
+  let candidates: SignCandidate[];
+  let proposed = 0;
+  if (given) {
+    candidates = given.map((b) => ({ object_id: null, box: boxOnFrame(b, image), source: 'box' }));
+  } else {
+    candidates = methods.includes('sign_objects')
+      ? (
+          await deps.db.annoObject.findMany({
+            where: { frameId, class: { name: { in: [...SIGN_FACE_CLASSES] } } },
+            select: { id: true, bbox: true },
+            orderBy: { id: 'asc' },
+          })
+        ).map((o) => ({ object_id: o.id, box: boxOnFrame(o.bbox, image), source: 'sign_objects' }))
+      : [];
+    if (methods.includes('colour_shape')) {
+      const marked = candidates.map((c) => c.box);
+      const proposals = proposeSigns(await image.pixels(), image.width, image.height).filter(
+        (p) => marked.every((m) => overlapOfSmaller(m, p.box) < SAME_SIGN_OVERLAP),
+      );
+      proposed = proposals.length;
+      // Proposals fill what the crop limit leaves; they never make a request fail.
+      for (const p of proposals.slice(0, Math.max(0, maxCrops - candidates.length)))
+        candidates.push({ object_id: null, box: p.box, source: 'colour_shape' });
+    }
+  }
+  if (candidates.length > maxCrops)
+    throw new InputError(`${candidates.length} sign crops; at most ${maxCrops} per request`);
   const verdicts = await classifySigns(
     deps.config,
     image,
     candidates.map((c) => c.box),
   );
+  const signs = candidates
+    .map((c, i) => ({ ...c, ...verdicts[i]! }))
+    .filter((s) => s.source !== 'colour_shape' || s.status === 'recognized');
   return {
     frame_id: frameId,
-    proposal: given ? 'boxes' : 'sign_objects',
+    proposals: given ? ['boxes'] : [...methods],
     confidence_floor: deps.config.signs.confidenceFloor,
-    signs: candidates.map((c, i) => ({ ...c, ...verdicts[i]! })),
+    colour_shape: { proposed, recognized: signs.filter((s) => s.source === 'colour_shape').length },
+    signs,
   };
 }

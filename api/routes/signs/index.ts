@@ -13,7 +13,7 @@ export function createSignsRoutes(deps: AppDeps): RouteGroup {
       '/api/signs/recognize',
       {
         summary:
-          "Classify traffic signs on a frame: the boxes given, or the frame's objects of sign-face classes; each answer is a GTSRB class mapped to the ontology's traffic_sign, or `unknown` below the confidence floor; nothing is stored",
+          "Classify traffic signs on a frame: the boxes given, or candidates proposed from the frame's sign objects and by colour/shape; each answer is a GTSRB class mapped to the ontology's traffic_sign, or `unknown` below the confidence floor; nothing is stored",
         access: 'annotator',
         body: { name: 'SignRecognizeIn', schema: SignRecognizeIn },
         statuses: {
@@ -22,7 +22,7 @@ export function createSignsRoutes(deps: AppDeps): RouteGroup {
           503: UNAVAILABLE,
         },
       },
-      ({ body }) => recognizeSigns(deps, body.frame_id, body.boxes),
+      ({ body }) => recognizeSigns(deps, body.frame_id, body.boxes, body.proposals),
     )
     .get(
       '/api/signs/taxonomy',
