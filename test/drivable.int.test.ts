@@ -141,6 +141,48 @@ describe('drivable area', () => {
     ).toBe('human');
   });
 
+  it('replaces model areas only when asked, and a revert restores the replaced area exactly', async () => {
+    const [f0, f1, f2] = frameIds;
+    expect((await api('POST', `/api/frames/${f1}/drivable`, stack.reviewer, {})).status).toBe(201);
+    const original = (await api('GET', `/api/frames/${f1}/drivable`, stack.reviewer)).body as Record<
+      string,
+      unknown
+    >;
+    expect(original).toMatchObject({ source: 'model', run_id: null });
+    const human = (await api('GET', `/api/frames/${f0}/drivable`, stack.reviewer)).body;
+    const backfill = async (body: object) => {
+      const started = await api('POST', '/api/drivable/backfill', stack.admin, body);
+      expect(started.status).toBe(202);
+      const run = started.body as { run_id: string; workflow_id: string };
+      await stack.env.client.workflow.getHandle(run.workflow_id).result();
+      const done = (await api('GET', `/api/agent/runs/${run.run_id}`, stack.reviewer)).body as {
+        changes: { frames: number; areas_created: number; areas_replaced: number };
+      };
+      return { runId: run.run_id, changes: done.changes };
+    };
+    const revert = async (runId: string) => {
+      expect((await api('POST', `/api/agent/runs/${runId}/revert`, stack.admin)).status).toBe(202);
+      await stack.env.client.workflow.getHandle(`agent-run-revert-${runId}`).result();
+    };
+
+    // Without replace_model the model area stays as it is; only the frame with none gets one.
+    const keep = await backfill({ session_ids: [sessionId] });
+    expect(keep.changes).toMatchObject({ frames: 1, areas_created: 1, areas_replaced: 0 });
+    expect((await api('GET', `/api/frames/${f1}/drivable`, stack.reviewer)).body).toEqual(original);
+    await revert(keep.runId);
+    expect((await api('GET', `/api/frames/${f2}/drivable`, stack.reviewer)).status).toBe(404);
+
+    const replace = await backfill({ session_ids: [sessionId], replace_model: true });
+    expect(replace.changes).toMatchObject({ frames: 2, areas_created: 1, areas_replaced: 1 });
+    const replaced = (await api('GET', `/api/frames/${f1}/drivable`, stack.reviewer)).body;
+    expect(replaced).toMatchObject({ source: 'model', run_id: replace.runId });
+    await revert(replace.runId);
+    // The replaced row comes back whole: id, version, timestamps and polygons as they were.
+    expect((await api('GET', `/api/frames/${f1}/drivable`, stack.reviewer)).body).toEqual(original);
+    expect((await api('GET', `/api/frames/${f2}/drivable`, stack.reviewer)).status).toBe(404);
+    expect((await api('GET', `/api/frames/${f0}/drivable`, stack.reviewer)).body).toEqual(human);
+  });
+
   it('refuses by name', async () => {
     const unknown = '00000000-0000-4000-8000-000000000001';
     expect(
