@@ -12,6 +12,10 @@ import { createAuthRoutes } from './routes/auth';
 import { createEventStreamRoutes } from './routes/events';
 import { createHealthRoutes } from './routes/health';
 import { createIdentityRoutes } from './routes/identity';
+import { createServiceAccountsRoutes } from './routes/service-accounts';
+import { createInboxRoutes } from './routes/inbox';
+import { createIntegrationsRoutes } from './routes/integrations';
+import { createJobsRoutes } from './routes/jobs';
 import { createUsersRoutes } from './routes/users';
 import { createInspectorRoutes } from './routes/inspector';
 import { createMetaSessionRoutes } from './routes/meta/sessions';
@@ -74,6 +78,10 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createUsersRoutes(deps),
     createAuthRoutes(deps),
     createIdentityRoutes(deps),
+    createServiceAccountsRoutes(deps),
+    createInboxRoutes(deps),
+    createIntegrationsRoutes(deps),
+    createJobsRoutes(deps),
     createEventStreamRoutes(deps),
     createSessionHealthRoutes(deps),
     createInspectorRoutes(deps),

@@ -57,11 +57,20 @@ export async function principalFromToken(
   });
   if (!user || user.disabledAt) throw new NotAuthenticatedError('token is not valid');
   if (user.tokenVersion !== claims.tokenVersion) throw new NotAuthenticatedError('token was revoked');
+  if (claims.sessionId) {
+    const session = await db.authSession.findUnique({
+      where: { id: claims.sessionId },
+      select: { userId: true, revokedAt: true },
+    });
+    if (!session || session.userId !== user.id || session.revokedAt)
+      throw new NotAuthenticatedError('this sign-in has ended (signed out or revoked); sign in again');
+  }
   return {
     userId: user.id,
     email: user.email,
     role: user.role,
     tokenVersion: user.tokenVersion,
+    sessionId: claims.sessionId,
     tokenId: claims.tokenId,
     expiresAt: claims.expiresAt,
   };

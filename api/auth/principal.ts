@@ -13,6 +13,8 @@ export interface Principal {
   email: string;
   role: Role;
   tokenVersion: number;
+  /** The sign-in session the token belongs to (logout ends it); null for tokens minted outside a sign-in. */
+  sessionId: string | null;
   /** Token id, for logs and audit. */
   tokenId: string;
   expiresAt: Date;

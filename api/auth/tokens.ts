@@ -13,13 +13,19 @@ export type TokenScope = 'api' | 'media';
 export interface TokenClaims {
   userId: string;
   tokenVersion: number;
+  /** The sign-in session (`sid`) the token belongs to; absent on tokens minted outside a sign-in. */
+  sessionId: string | null;
   tokenId: string;
   expiresAt: Date;
   scope: TokenScope;
 }
 
 export interface TokenIssuer {
-  issue(userId: string, tokenVersion: number): Promise<{ token: string; expiresAt: Date }>;
+  issue(
+    userId: string,
+    tokenVersion: number,
+    sessionId?: string | null,
+  ): Promise<{ token: string; expiresAt: Date }>;
   /** A short-lived token scoped to reading frame images and object crops (so `<img>` needs no header). */
   issueMedia(userId: string, tokenVersion: number): Promise<{ token: string; expiresAt: Date }>;
   verify(token: string): Promise<TokenClaims>;
@@ -34,10 +40,21 @@ export function createTokenIssuer(opts: {
 }): TokenIssuer {
   const key = new TextEncoder().encode(opts.secret);
   const now = opts.now ?? (() => new Date());
-  const sign = async (userId: string, tokenVersion: number, ttlSeconds: number, scope: TokenScope) => {
+  const sign = async (
+    userId: string,
+    tokenVersion: number,
+    ttlSeconds: number,
+    scope: TokenScope,
+    sessionId: string | null | undefined,
+  ) => {
     const issuedAt = Math.floor(now().getTime() / 1000);
     const exp = issuedAt + Math.round(ttlSeconds);
-    const token = await new SignJWT(scope === 'media' ? { tv: tokenVersion, scope } : { tv: tokenVersion })
+    const claims = {
+      tv: tokenVersion,
+      ...(scope === 'media' ? { scope } : {}),
+      ...(sessionId ? { sid: sessionId } : {}),
+    };
+    const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(userId)
       .setIssuer(opts.issuer)
@@ -48,9 +65,10 @@ export function createTokenIssuer(opts: {
     return { token, expiresAt: new Date(exp * 1000) };
   };
   return {
-    issue: (userId, tokenVersion) => sign(userId, tokenVersion, opts.ttlHours * 3600, 'api'),
+    issue: (userId, tokenVersion, sessionId) =>
+      sign(userId, tokenVersion, opts.ttlHours * 3600, 'api', sessionId),
     issueMedia: (userId, tokenVersion) =>
-      sign(userId, tokenVersion, (opts.mediaTtlMinutes ?? 15) * 60, 'media'),
+      sign(userId, tokenVersion, (opts.mediaTtlMinutes ?? 15) * 60, 'media', null),
     async verify(token) {
       try {
         const { payload } = await jwtVerify(token, key, {
@@ -68,6 +86,7 @@ export function createTokenIssuer(opts: {
         return {
           userId: payload.sub,
           tokenVersion: payload.tv,
+          sessionId: typeof payload.sid === 'string' ? payload.sid : null,
           tokenId: payload.jti ?? '',
           expiresAt: new Date(payload.exp * 1000),
           scope: payload.scope === 'media' ? 'media' : 'api',

@@ -124,7 +124,15 @@ describe('rejectHostileInput (an Express app with stand-in guards)', () => {
     async authenticate(req) {
       const role = tokens[/^Bearer (\w+)$/.exec(req.headers.authorization ?? '')?.[1] ?? ''];
       if (!role) throw new NotAuthenticatedError('a bearer token is required');
-      return { userId: role, email: '', role, tokenVersion: 0, tokenId: '', expiresAt: new Date() };
+      return {
+        userId: role,
+        email: '',
+        role,
+        tokenVersion: 0,
+        sessionId: null,
+        tokenId: '',
+        expiresAt: new Date(),
+      };
     },
     authorize(principal, required) {
       if (required === 'admin' && principal.role !== 'admin') throw new NotAllowedError('role too low');

@@ -1,5 +1,6 @@
 import { RouteGroup } from '../../http/route-group';
 import type { AppDeps } from '../../deps';
+import { openSignInSession } from '../../auth/sessions';
 import { tokenOut, userOut } from '../users/serialize';
 
 /** The developer's account that dev-login signs into (created on first use). */
@@ -11,7 +12,8 @@ export function createAuthRoutes(deps: AppDeps): RouteGroup {
     .post(
       '/api/auth/refresh',
       { summary: "Roll the caller's token: a new token with a fresh 12-hour lifetime", access: 'annotator' },
-      async ({ principal }) => tokenOut(await deps.tokens.issue(principal.userId, principal.tokenVersion)),
+      async ({ principal }) =>
+        tokenOut(await deps.tokens.issue(principal.userId, principal.tokenVersion, principal.sessionId)),
     )
     .post(
       '/api/auth/media-token',
@@ -30,13 +32,13 @@ export function createAuthRoutes(deps: AppDeps): RouteGroup {
     group.post(
       '/api/auth/dev-login',
       { summary: 'Local environments only: mint an admin token', access: 'public' },
-      async () => {
+      async ({ req }) => {
         const user = await deps.db.user.upsert({
           where: { email: DEV_ADMIN_EMAIL },
           create: { email: DEV_ADMIN_EMAIL, name: 'Local developer', role: 'admin' },
           update: {},
         });
-        return { ...tokenOut(await deps.tokens.issue(user.id, user.tokenVersion)), user: userOut(user) };
+        return { ...tokenOut(await openSignInSession(deps, user, 'dev', req)), user: userOut(user) };
       },
     );
   }

@@ -1,6 +1,7 @@
 import { NotAuthenticatedError } from '../../../core/errors';
 import { recordAudit } from '../../../activities/audit';
 import { hashPassword, passwordMatches } from '../../auth/passwords';
+import { openSignInSession } from '../../auth/sessions';
 import { RouteGroup } from '../../http/route-group';
 import type { AppDeps } from '../../deps';
 import { tokenOut, userOut } from '../users/serialize';
@@ -34,7 +35,7 @@ export function createIdentityRoutes(deps: AppDeps): RouteGroup {
         subjectId: user.id,
         requestId: String(req.id),
       });
-      return { ...tokenOut(await deps.tokens.issue(user.id, user.tokenVersion)), user: userOut(user) };
+      return { ...tokenOut(await openSignInSession(deps, user, 'password', req)), user: userOut(user) };
     },
   );
 }
