@@ -63,6 +63,7 @@ describe('loadConfig', () => {
     const secrets = {
       APP_ENV: 'production',
       APP_AUTH__TOKEN_SECRET: 'a-real-secret-of-enough-length',
+      APP_AUTH__SEALING_KEY: 'a-real-sealing-key-of-enough-length',
       APP_STORAGE__SECRET_KEY: 'another-real-secret',
       DATABASE_URL: 'postgresql://app:real@db:5432/app',
       APP_EXPORT__SIGNING_KEY: '-----BEGIN PRIVATE KEY-----\\na deployed key\\n-----END PRIVATE KEY-----',

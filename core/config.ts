@@ -19,6 +19,8 @@ export type AppEnv = (typeof APP_ENVS)[number];
  */
 export const BUILT_IN_SECRETS = {
   'auth.tokenSecret': 'local-only-token-secret-do-not-deploy',
+  // Seals secrets kept at rest (TOTP secrets, webhook signing secrets, source credentials).
+  'auth.sealingKey': 'local-only-sealing-key-do-not-deploy',
   'storage.secretKey': 'drivelab-local-secret',
   'database.url': 'postgresql://drivelab:drivelab@127.0.0.1:55432/drivelab',
   // Ed25519 (PKCS#8 PEM) that signs dataset certificates in local and test environments only.
@@ -90,6 +92,8 @@ export const ConfigSchema = z.object({
   auth: z
     .object({
       tokenSecret: z.string().min(16).default(BUILT_IN_SECRETS['auth.tokenSecret']),
+      /** Key material for secrets the platform must read back (core/sealed.ts); rotate with care. */
+      sealingKey: z.string().min(16).default(BUILT_IN_SECRETS['auth.sealingKey']),
       tokenTtlHours: num.positive().default(12),
       /** Lifetime of a media token (POST /api/auth/media-token): reads frame images and crops only. */
       mediaTokenTtlMinutes: num
@@ -185,17 +189,25 @@ export const ConfigSchema = z.object({
       textBinaryThreshold: num.min(0).max(1).default(0.3),
       textMinBoxScore: num.min(0).max(1).default(0.5),
       /**
-       * Longest side the text detector's fine pass sees the frame at (its crops are cut at this
-       * scale); larger frames are scaled down for detection only.
+       * Where plates and small faces are looked for (docs/pii.md "Search"): `boxes`, on the
+       * closed-set detector's vehicle and person boxes; `frame`, the text detector over the whole
+       * frame at `detectMaxSide` and no detector (slower; finds plates on vehicles the detector misses).
        */
+      search: z.enum(['boxes', 'frame']).default('boxes'),
+      /** Longest side the text detector sees the whole frame at in the `frame` search. */
       detectMaxSide: int.min(320).max(4096).default(1280),
-      /**
-       * Longest side of the whole frame in the text detector's coarse pass, which only finds where
-       * to look; 0 skips it and runs the fine pass on the whole frame (slower, docs/pii.md).
-       */
-      textCoarseSide: int.min(0).max(4096).default(0),
-      /** Longest side the face detector sees (docs/pii.md: the recall measured per size). */
-      faceMaxSide: int.min(160).max(4096).default(960),
+      /** Longest side the face detector sees the whole frame at (docs/pii.md: recall measured per size). */
+      faceMaxSide: int.min(160).max(4096).default(640),
+      /** Closed-set detector score (objectness × class) from which a box is searched. */
+      boxMinScore: num.min(0).max(1).default(0.2),
+      /** Input height (px) a vehicle crop gives its smallest expected plate. */
+      plateTextPx: num.min(4).max(128).default(16),
+      /** Input height (px) a person crop gives its expected face. */
+      faceCropPx: num.min(4).max(256).default(32),
+      /** Plates and faces a box would carry below this many frame pixels are not looked for. */
+      minRegionPx: num.min(1).max(256).default(8),
+      /** Most a crop is enlarged. */
+      maxUpscale: num.min(1).max(8).default(3),
     })
     .prefault({}),
   /** Text reading with PaddleOCR's PP-OCRv4 models (docs/ocr-signs.md). */
@@ -268,10 +280,20 @@ export const ConfigSchema = z.object({
       slicing: z.enum(['auto', 'on', 'off']).default('auto'),
       /** Height (frame px) of the smallest object auto-label should find. */
       minObjectPx: num.min(4).max(512).default(16),
-      /** Height (model input px) from which the detector finds objects reliably (measured: docs/small-objects.md). */
-      modelMinPx: num.min(4).max(512).default(16),
+      /**
+       * Height (model input px) from which the detector finds objects: people from about 20, buses
+       * and motorcycles from about 32 (measured: docs/small-objects.md). Fine tiles magnify
+       * minObjectPx to it.
+       */
+      modelMinPx: num.min(4).max(512).default(32),
       /** Width ÷ height from which auto slices: below it the letterbox fills at least half the input. */
       minAspect: num.min(1).max(20).default(2),
+      /** The horizon's height in the frame, a share from the top (KITTI's camera: 172.9 of 375 px). */
+      horizon: num.min(0).max(1).default(0.46),
+      /** Pitch and slope: how far (share of the height) the horizon may move; 1 makes the fine tiles cover the whole frame. */
+      horizonMargin: num.min(0).max(1).default(0.1),
+      /** Score floor of detections only tiles saw (the whole frame's keep autolabel.minScore). */
+      tileMinScore: num.min(0).max(1).default(0.45),
     })
     .prefault({}),
   /** Auto-label paths, fusion, routing defaults and the control sample (docs/autolabel.md). */
@@ -463,6 +485,7 @@ export function envToTree(env: Record<string, string | undefined>): Record<strin
 function secretsStillDefault(config: AppConfig): string[] {
   const current: Record<keyof typeof BUILT_IN_SECRETS, string> = {
     'auth.tokenSecret': config.auth.tokenSecret,
+    'auth.sealingKey': config.auth.sealingKey,
     'storage.secretKey': config.storage.secretKey,
     'database.url': config.database.url,
     'export.signingKey': config.export.signingKey,
