@@ -281,9 +281,9 @@ export const ConfigSchema = z.object({
       /** Height (frame px) of the smallest object auto-label should find. */
       minObjectPx: num.min(4).max(512).default(16),
       /**
-       * Height (model input px) from which the detector finds objects: people from about 20, buses
-       * and motorcycles from about 32 (measured: docs/small-objects.md). Fine tiles magnify
-       * minObjectPx to it.
+       * Height (model input px) the fine tiles magnify minObjectPx to (32: twice, which measured
+       * best, docs/small-objects.md), and the size a minObjectPx object must reach in the whole
+       * frame for auto not to slice it.
        */
       modelMinPx: num.min(4).max(512).default(32),
       /** Width ÷ height from which auto slices: below it the letterbox fills at least half the input. */

@@ -7,6 +7,7 @@ import type { AppConfig } from '../../core/config';
 import { mapCocoDetections, COCO_CLASSES, COCO_TO_ONTOLOGY } from '../../core/detect/coco-ontology';
 import {
   cutByTile,
+  keepMerged,
   planSlices,
   tileToFrame,
   type SlicePlan,
@@ -354,13 +355,14 @@ async function openDetector(
   const infer = async ({ letterbox: lb, data, slicing, tiles }: ClosedSetInput): Promise<ClosedSetResult> => {
     const [whole, ...tileRuns] = await Promise.all([run(data), ...tiles.map((t) => run(t.data))]);
     const inferenceMs = [whole!, ...tileRuns].reduce((sum, r) => sum + r.ms, 0);
-    const boxes = tiles.length
-      ? mergeViews(
-          decode(whole!.head, lb),
-          tiles.map((t, i) => tileBoxes(decode(tileRuns[i]!.head, t.letterbox), t, lb)),
-          config.autolabel.nmsIou,
-        )
-      : decode(whole!.head, lb);
+    const boxes =
+      tiles.length && slicing
+        ? mergeViews(
+            decode(whole!.head, lb),
+            tiles.map((t, i) => tileBoxes(decode(tileRuns[i]!.head, t.letterbox), t, lb)),
+            config.autolabel.nmsIou,
+          ).filter((b) => keepMerged(b, slicing))
+        : decode(whole!.head, lb);
     const { mapped, dropped } = mapCocoDetections(boxes);
     const detections = mapped.map((d) => ({
       box: d.box,
@@ -399,10 +401,15 @@ function tileBoxes(boxes: ClassBox[], t: TileInput, frame: Letterbox): ClassBox[
  * The whole frame's detections and its tiles' merged by weighted box fusion, the views of one
  * frame treated as runs of one path: same-class boxes of different views that overlap by the
  * model's own NMS IoU are one object, with the score-weighted box and the best view's score and
- * class scores.
+ * class scores; each says whether the whole frame saw it.
  */
-function mergeViews(whole: ClassBox[], tiles: ClassBox[][], iouThreshold: number): ClassBox[] {
+function mergeViews(
+  whole: ClassBox[],
+  tiles: ClassBox[][],
+  iouThreshold: number,
+): Array<ClassBox & { whole: boolean }> {
   const byBox = new Map<Box, ClassBox>();
+  const fromWhole = new Set<Box>(whole.map((b) => b.box));
   const runs: PathRun[] = [whole, ...tiles].map((view) => ({
     path: 'closed_set',
     status: 'ran',
@@ -413,7 +420,12 @@ function mergeViews(whole: ClassBox[], tiles: ClassBox[][], iouThreshold: number
   }));
   return fuseDetections(runs, { iouThreshold, acrossViews: true }).map((o) => {
     const best = o.members.reduce((a, m) => (m.score > a.score ? m : a));
-    return { ...byBox.get(best.box)!, box: o.box, score: o.conf };
+    return {
+      ...byBox.get(best.box)!,
+      box: o.box,
+      score: o.conf,
+      whole: o.members.some((m) => fromWhole.has(m.box)),
+    };
   });
 }
 
