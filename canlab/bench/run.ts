@@ -1,11 +1,12 @@
 /** `npm run bench` / `npx tsx bench/run.ts`: every canlab benchmark in turn. */
-import { benchDecode } from './decode';
+import { benchDecode, benchDecodeCsv } from './decode';
 import { benchFormats } from './formats';
 import { benchStartup } from './startup';
 
 async function main(): Promise<void> {
   await benchFormats();
   await benchDecode();
+  await benchDecodeCsv();
   benchStartup();
 }
 

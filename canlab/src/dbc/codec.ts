@@ -166,6 +166,7 @@ export function rawToPhysical(signal: DbcSignal, raw: number): number {
 export interface MuxCondition {
   /** Index of the switch signal in `message.signals`. */
   switchIndex: number;
+  /** Switch values that select the signal; empty when none does (a bare `m` without SG_MUL_VAL_). */
   ranges: Array<[number, number]>;
 }
 
@@ -173,7 +174,7 @@ export interface MuxCondition {
  * For each signal of the message, the switch and values that select it (undefined = always
  * present). `SG_MUL_VAL_` wins; otherwise an `m<N>` signal hangs off the message's switch: the
  * only one when there is one, else the multiplexed switch (`m<N>M`) if exactly one exists, else the
- * first plain `M` switch.
+ * first plain `M` switch. A bare `m` without SG_MUL_VAL_ gets no values (never present).
  */
 export function muxConditions(message: DbcMessage): Array<MuxCondition | undefined> {
   const switches: number[] = [];
@@ -197,6 +198,8 @@ export function muxConditions(message: DbcMessage): Array<MuxCondition | undefin
       const switchIndex = byName.get(ext.multiplexer);
       if (switchIndex !== undefined && switchIndex !== i) return { switchIndex, ranges: ext.ranges };
     }
+    // `m` without a value and without SG_MUL_VAL_: no switch value selects it
+    if (s.multiplexedWithoutValue) return { switchIndex: defaultSwitch ?? i, ranges: [] };
     if (s.multiplexerValue === undefined) return undefined;
     let switchIndex = defaultSwitch;
     if (switchIndex === i)
@@ -225,6 +228,7 @@ function activeSignals(
     if (cond) {
       // A cycle of switches (malformed file) is treated as inactive.
       active =
+        cond.ranges.length > 0 &&
         depth < conditions.length &&
         resolve(cond.switchIndex, depth + 1) &&
         inRanges(rawOf(cond.switchIndex), cond.ranges);
@@ -313,7 +317,8 @@ export function decodeMessage(message: DbcMessage, data: Uint8Array): DecodedSig
 
 // ---- compiled decoder ----
 
-type Extractor = (d: Uint8Array) => number;
+/** Reads one signal's raw value from a payload long enough to hold it. */
+export type Extractor = (d: Uint8Array) => number;
 
 /** A closure specialised for one signal's byte span, order and sign. */
 function compileExtractor(signal: DbcSignal): Extractor {
@@ -366,7 +371,8 @@ function compileExtractor(signal: DbcSignal): Extractor {
   return (d) => extractRaw(d, signal);
 }
 
-interface CompiledSignal {
+/** One signal of a compiled message: its extraction closure and what decoding it needs. */
+export interface CompiledSignal {
   signal: DbcSignal;
   name: string;
   unit: string;
@@ -378,7 +384,7 @@ interface CompiledSignal {
   condition: MuxCondition | undefined;
 }
 
-interface CompiledMessage {
+export interface CompiledMessage {
   message: DbcMessage;
   signals: CompiledSignal[];
   multiplexed: boolean;
@@ -392,11 +398,10 @@ export function messageKey(id: number, extended: boolean): number {
 }
 
 /**
- * Precompile every message of `db` into per-signal extraction closures and return a decoder that
- * looks a frame up by (id, extended) and decodes it like decodeMessage, or returns undefined for
- * an id the database does not define.
+ * Every message of `db` compiled into per-signal extraction closures, keyed by messageKey; of
+ * messages sharing an id, the first one is kept (the one a frame decodes with).
  */
-export function compileDecoder(db: DbcDatabase): CompiledDecoder {
+export function compileMessages(db: DbcDatabase): Map<number, CompiledMessage> {
   const table = new Map<number, CompiledMessage>();
   for (const message of db.messages) {
     const key = messageKey(message.id, message.extended);
@@ -415,25 +420,50 @@ export function compileDecoder(db: DbcDatabase): CompiledDecoder {
     }));
     table.set(key, { message, signals, multiplexed: conditions.some((c) => c !== undefined) });
   }
+  return table;
+}
+
+/**
+ * The signals of a multiplexed message that `data` carries (selected by its switches' values and
+ * lying inside the payload), with the raw values read on the way (undefined where none was read).
+ */
+export function presentSignals(
+  compiled: CompiledMessage,
+  data: Uint8Array,
+): { present: boolean[]; raws: Array<number | undefined> } {
+  const conditions = compiled.signals.map((s) => s.condition);
+  const raws: Array<number | undefined> = new Array(compiled.signals.length);
+  const rawOf = (i: number): number => {
+    let raw = raws[i];
+    if (raw === undefined) {
+      const s = compiled.signals[i]!;
+      raw = s.endByte <= data.length ? s.extract(data) : Number.NaN;
+      raws[i] = raw;
+    }
+    return raw;
+  };
+  const present = activeSignals(conditions, rawOf);
+  for (let i = 0; i < present.length; i++) {
+    if (compiled.signals[i]!.endByte > data.length) present[i] = false;
+  }
+  return { present, raws };
+}
+
+/**
+ * Precompile every message of `db` into per-signal extraction closures and return a decoder that
+ * looks a frame up by (id, extended) and decodes it like decodeMessage, or returns undefined for
+ * an id the database does not define.
+ */
+export function compileDecoder(db: DbcDatabase): CompiledDecoder {
+  const table = compileMessages(db);
 
   const decodeMultiplexed = (compiled: CompiledMessage, data: Uint8Array): DecodedSignal[] => {
-    const conditions = compiled.signals.map((s) => s.condition);
-    const raws: Array<number | undefined> = new Array(compiled.signals.length);
-    const rawOf = (i: number): number => {
-      let raw = raws[i];
-      if (raw === undefined) {
-        const s = compiled.signals[i]!;
-        raw = s.endByte <= data.length ? s.extract(data) : Number.NaN;
-        raws[i] = raw;
-      }
-      return raw;
-    };
-    const active = activeSignals(conditions, rawOf);
+    const { present, raws } = presentSignals(compiled, data);
     const out: DecodedSignal[] = [];
     for (let i = 0; i < compiled.signals.length; i++) {
+      if (!present[i]) continue;
       const s = compiled.signals[i]!;
-      if (!active[i] || s.endByte > data.length) continue;
-      const raw = rawOf(i);
+      const raw = raws[i] ?? s.extract(data);
       const decoded: DecodedSignal = { name: s.name, raw, value: raw * s.factor + s.offset, unit: s.unit };
       if (s.labels) {
         const label = s.labels.get(raw);

@@ -36,18 +36,33 @@ export interface DbcSignal {
   isMultiplexer: boolean;
   /** Multiplexer value selecting this signal (`m<N>`), or undefined for an always-present signal. */
   multiplexerValue?: number;
+  /**
+   * Written `m` (or `mM`) without a value: multiplexed, with the switch values only in its
+   * `SG_MUL_VAL_` entry, as cantools reads such a signal; without one it is never decoded.
+   */
+  multiplexedWithoutValue?: true;
   /** Extended multiplexing from `SG_MUL_VAL_`, when present. */
   extendedMultiplexing?: ExtendedMultiplexing;
   /** `VAL_` table: raw value → label. */
   valueTable?: Map<number, string>;
   comment?: string;
   attributes: Record<string, AttributeValue>;
+  /**
+   * The name as the `SG_` line writes it, when a `SystemSignalLongSymbol` attribute gave the long
+   * one in `name` (DBC names stop at 32 characters; Vector tools and cantools use the long one).
+   */
+  shortName?: string;
 }
 
 export interface DbcMessage {
   /** Arbitration id without the DBC's extended flag bit (bit 31 in the file). */
   id: number;
   extended: boolean;
+  /**
+   * The file wrote this 29-bit id without the extended flag (an id above 0x7FF cannot be an
+   * 11-bit one): read as extended, as opendbc and SavvyCAN match it, and written back as it was.
+   */
+  idWithoutExtendedFlag?: true;
   name: string;
   /** Payload length in bytes (up to 64 for CAN FD messages). */
   length: number;
@@ -57,6 +72,8 @@ export interface DbcMessage {
   attributes: Record<string, AttributeValue>;
   /** Transmitters beyond the sender (`BO_TX_BU_`). */
   transmitters?: string[];
+  /** The name as the `BO_` line writes it, when a `SystemMessageLongSymbol` attribute gave the long one in `name`. */
+  shortName?: string;
 }
 
 export interface DbcNode {
@@ -84,6 +101,12 @@ export interface DbcDatabase {
   /** `VAL_TABLE_` named tables. */
   valueTables: Map<string, Map<number, string>>;
   messages: DbcMessage[];
+  /**
+   * Vector's `VECTOR__INDEPENDENT_SIG_MSG` pseudo-message, which holds signals not assigned to any
+   * message: kept (with its comments, attributes and value tables) so a rewrite preserves it, but
+   * outside `messages` because no frame carries it (cantools drops it too).
+   */
+  independentSignals?: DbcMessage;
   comment?: string;
   attributeDefinitions: AttributeDefinition[];
   /** Attributes set on the network (`BA_ "name" value;`). */

@@ -78,6 +78,33 @@ const STRUCTURED_KEYWORDS = new Set([
 export const DBC_KEYWORDS: ReadonlySet<string> = new Set([...STRUCTURED_KEYWORDS, ...VERBATIM_KEYWORDS]);
 
 const EXTENDED_FLAG = 0x80000000;
+const MAX_STANDARD_ID = 0x7ff;
+const MAX_EXTENDED_ID = 0x1fffffff;
+/** Vector's pseudo-message for signals that belong to no message (CANdb++ writes it with id 0xC0000000). */
+const INDEPENDENT_SIGNALS = 'VECTOR__INDEPENDENT_SIG_MSG';
+
+export type DbcFindingLevel = 'error' | 'warning' | 'note';
+
+/** Something worth knowing about a DBC that parses: what canlab made of it, and what will not work. */
+export interface DbcFinding {
+  /** Line of the statement the finding is about. */
+  line: number;
+  /** error: part of the file can never decode; warning: it decodes, maybe not as meant; note: for information. */
+  level: DbcFindingLevel;
+  /** Stable identifier, e.g. `id-without-extended-flag`. */
+  code: string;
+  message: string;
+  /** True when it changes which frames or signals `canlab decode` writes (decode prints those). */
+  decoding: boolean;
+}
+
+/** A parsed DBC with what the parser found and where each message and signal is defined. */
+export interface ParsedDbc {
+  db: DbcDatabase;
+  findings: DbcFinding[];
+  /** The line of each message's `BO_` and each signal's `SG_`. */
+  lines: Map<DbcMessage | DbcSignal, number>;
+}
 
 function isIdStart(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
@@ -207,6 +234,8 @@ class DbcParser {
     attributes: {},
   };
   private readonly unparsed: string[] = [];
+  private readonly findings: DbcFinding[] = [];
+  private readonly lines = new Map<DbcMessage | DbcSignal, number>();
   private readonly messagesByFileId = new Map<number, DbcMessage>();
   private readonly nodesByName = new Map<string, DbcNode>();
   private currentMessage: DbcMessage | undefined;
@@ -219,7 +248,7 @@ class DbcParser {
     private readonly file: string,
   ) {}
 
-  parse(): DbcDatabase {
+  parse(): ParsedDbc {
     while (this.pos < this.tokens.length) {
       const tok = this.tokens[this.pos]!;
       if (tok.kind === 'punct' && tok.text === ';') {
@@ -234,7 +263,107 @@ class DbcParser {
       this.dispatch(tok);
     }
     if (this.unparsed.length > 0) this.db.unparsedStatements = this.unparsed;
-    return this.db;
+    this.applyLongNames();
+    this.checkMultiplexing();
+    const independent = this.db.independentSignals;
+    if (independent !== undefined) {
+      const n = independent.signals.length;
+      this.find(
+        this.lines.get(independent)!,
+        'note',
+        'independent-signals',
+        `BO_ ${INDEPENDENT_SIGNALS}: ${n} signal${n === 1 ? '' : 's'} assigned to no message, kept for a rewrite, never decoded`,
+      );
+    }
+    return { db: this.db, findings: this.findings, lines: this.lines };
+  }
+
+  private find(line: number, level: DbcFindingLevel, code: string, message: string, decoding = false): void {
+    this.findings.push({ line, level, code, message, decoding });
+  }
+
+  /** A statement about something the file does not define: kept verbatim (a rewrite keeps it), with no effect. */
+  private orphan(keyword: Token, text: string, target: string): void {
+    this.unparsed.push(text);
+    this.find(
+      keyword.line,
+      'warning',
+      'unknown-target',
+      `${keyword.text} for ${target}, which the file does not define: kept as written, without effect`,
+    );
+  }
+
+  /**
+   * `SystemMessageLongSymbol` / `SystemSignalLongSymbol` carry names longer than the 32 characters
+   * DBC names allow; Vector tools and cantools show the long name, and so does canlab. Applied once
+   * the whole file is read, because every statement names the object by its short name.
+   */
+  private applyLongNames(): void {
+    const messages = [
+      ...this.db.messages,
+      ...(this.db.independentSignals ? [this.db.independentSignals] : []),
+    ];
+    for (const message of messages) {
+      const messageName = longName(message, 'SystemMessageLongSymbol');
+      if (messageName !== undefined) {
+        this.find(
+          this.lines.get(message)!,
+          'note',
+          'long-name',
+          `BO_ ${message.name}: named ${messageName} (SystemMessageLongSymbol)`,
+        );
+        message.shortName = message.name;
+        message.name = messageName;
+      }
+      const renamed = new Map<string, string>();
+      for (const signal of message.signals) {
+        const signalName = longName(signal, 'SystemSignalLongSymbol');
+        if (signalName === undefined) continue;
+        this.find(
+          this.lines.get(signal)!,
+          'note',
+          'long-name',
+          `SG_ ${signal.name} of ${message.name}: named ${signalName} (SystemSignalLongSymbol)`,
+        );
+        if (!renamed.has(signal.name)) renamed.set(signal.name, signalName);
+        signal.shortName = signal.name;
+        signal.name = signalName;
+      }
+      for (const signal of message.signals) {
+        const mux = signal.extendedMultiplexing;
+        const switchName = mux && renamed.get(mux.multiplexer);
+        if (mux && switchName !== undefined) mux.multiplexer = switchName;
+      }
+    }
+  }
+
+  /** What a bare `m` means depends on SG_MUL_VAL_, which comes after the signal. */
+  private checkMultiplexing(): void {
+    for (const message of this.db.messages) {
+      for (const signal of message.signals) {
+        if (!signal.multiplexedWithoutValue) continue;
+        const line = this.lines.get(signal)!;
+        const indicator = signal.isMultiplexer ? 'mM' : 'm';
+        if (signal.extendedMultiplexing) {
+          const { multiplexer, ranges } = signal.extendedMultiplexing;
+          const values = ranges.map(([lo, hi]) => (lo === hi ? `${lo}` : `${lo}-${hi}`)).join(', ');
+          this.find(
+            line,
+            'note',
+            'multiplexed-by-sg-mul-val',
+            `SG_ ${signal.name} of ${message.name}: '${indicator}' without a value; SG_MUL_VAL_ selects it when ${multiplexer} is ${values}`,
+          );
+        } else {
+          this.find(
+            line,
+            'warning',
+            'multiplexed-without-values',
+            `SG_ ${signal.name} of ${message.name}: '${indicator}' without a value and no SG_MUL_VAL_ to give one: never decoded`,
+            true,
+          );
+        }
+      }
+    }
   }
 
   private currentMessageEnds(keyword: string): void {
@@ -472,17 +601,45 @@ class DbcParser {
     this.expectPunct(':');
     const length = this.integer('the message length');
     const senderTok = this.expectKind('id', 'the sending node');
-    const extended = fileId >= EXTENDED_FLAG;
+    const flagged = fileId >= EXTENDED_FLAG;
+    const id = flagged ? fileId - EXTENDED_FLAG : fileId;
     const message: DbcMessage = {
-      id: extended ? fileId - EXTENDED_FLAG : fileId,
-      extended,
+      id,
+      extended: flagged,
       name,
       length,
       sender: senderTok.text,
       signals: [],
       attributes: {},
     };
-    this.db.messages.push(message);
+    const hex = `0x${id.toString(16).toUpperCase()}`;
+    if (name === INDEPENDENT_SIGNALS && this.db.independentSignals === undefined) {
+      this.db.independentSignals = message;
+    } else {
+      this.db.messages.push(message);
+      if (!flagged && id > MAX_STANDARD_ID && id <= MAX_EXTENDED_ID) {
+        message.extended = true;
+        message.idWithoutExtendedFlag = true;
+        this.find(
+          idTok.line,
+          'warning',
+          'id-without-extended-flag',
+          `BO_ ${fileId} ${name}: id ${hex} needs 29 bits but lacks the extended flag (bit 31); ` +
+            `read as the 29-bit id ${hex}, as opendbc and SavvyCAN match it (cantools and canmatrix refuse ` +
+            `the file); write ${fileId + EXTENDED_FLAG} to say so`,
+          true,
+        );
+      } else if (id > MAX_EXTENDED_ID) {
+        this.find(
+          idTok.line,
+          'error',
+          'id-out-of-range',
+          `BO_ ${fileId} ${name}: id ${hex} is wider than 29 bits: no frame carries it, never decoded`,
+          true,
+        );
+      }
+    }
+    this.lines.set(message, idTok.line);
     if (!this.messagesByFileId.has(fileId)) this.messagesByFileId.set(fileId, message);
     this.currentMessage = message;
   }
@@ -494,14 +651,17 @@ class DbcParser {
     const name = this.expectKind('id', 'a signal name').text;
     let isMultiplexer = false;
     let multiplexerValue: number | undefined;
+    let withoutValue = false;
     let tok = this.peek();
     if (tok && tok.kind === 'id') {
-      const m = /^(?:(M)|m(\d+)(M?))$/.exec(tok.text);
+      // `m` without a value is what cantools' grammar reads as a signal multiplexed by SG_MUL_VAL_
+      const m = /^(?:(M)|m(\d*)(M?))$/.exec(tok.text);
       if (!m)
         this.fail(tok, `malformed SG_ line: bad multiplexer indicator '${tok.text}' for signal ${name}`);
       if (m[1]) isMultiplexer = true;
       else {
-        multiplexerValue = Number(m[2]);
+        if (m[2] === '') withoutValue = true;
+        else multiplexerValue = Number(m[2]);
         isMultiplexer = m[3] === 'M';
       }
       this.pos++;
@@ -566,7 +726,9 @@ class DbcParser {
       attributes: {},
     };
     if (multiplexerValue !== undefined) signal.multiplexerValue = multiplexerValue;
+    if (withoutValue) signal.multiplexedWithoutValue = true;
     message.signals.push(signal);
+    this.lines.set(signal, keyword.line);
   }
 
   private parseTransmitters(keyword: Token): void {
@@ -582,7 +744,7 @@ class DbcParser {
     this.semicolon();
     const message = this.messageFor(fileId);
     if (!message) {
-      this.unparsed.push(this.statementText(keyword));
+      this.orphan(keyword, this.statementText(keyword), `message ${fileId}`);
       return;
     }
     message.transmitters = [...(message.transmitters ?? []), ...names];
@@ -620,7 +782,7 @@ class DbcParser {
         const stmt = this.endStatement(keyword);
         const node = this.nodesByName.get(name);
         if (node) node.comment = comment;
-        else this.unparsed.push(stmt.text);
+        else this.orphan(keyword, stmt.text, `node ${name}`);
         return;
       }
       case 'BO_': {
@@ -629,7 +791,7 @@ class DbcParser {
         const stmt = this.endStatement(keyword);
         const message = this.messageFor(fileId);
         if (message) message.comment = comment;
-        else this.unparsed.push(stmt.text);
+        else this.orphan(keyword, stmt.text, `message ${fileId}`);
         return;
       }
       case 'SG_': {
@@ -639,7 +801,7 @@ class DbcParser {
         const stmt = this.endStatement(keyword);
         const signal = this.signalFor(fileId, name);
         if (signal) signal.comment = comment;
-        else this.unparsed.push(stmt.text);
+        else this.orphan(keyword, stmt.text, `signal ${name} of message ${fileId}`);
         return;
       }
       case 'EV_':
@@ -685,25 +847,34 @@ class DbcParser {
     const stmt = this.endStatement(keyword);
     const def = this.db.attributeDefinitions.find((d) => d.name === name && d.defaultValue === undefined);
     if (def) def.defaultValue = value;
-    else this.unparsed.push(stmt.text);
+    else this.orphan(keyword, stmt.text, `attribute "${name}"`);
   }
 
   private parseAttribute(keyword: Token): void {
     const name = this.expectKind('str', 'the attribute name').text;
     const tok = this.peek();
     let target: Record<string, AttributeValue> | undefined;
+    let object = 'the network';
     if (tok && tok.kind === 'id') {
       this.pos++;
       switch (tok.text) {
-        case 'BU_':
-          target = this.nodesByName.get(this.expectKind('id', 'a node name').text)?.attributes;
+        case 'BU_': {
+          const node = this.expectKind('id', 'a node name').text;
+          target = this.nodesByName.get(node)?.attributes;
+          object = `node ${node}`;
           break;
-        case 'BO_':
-          target = this.messageFor(this.integer('a message id'))?.attributes;
+        }
+        case 'BO_': {
+          const fileId = this.integer('a message id');
+          target = this.messageFor(fileId)?.attributes;
+          object = `message ${fileId}`;
           break;
+        }
         case 'SG_': {
           const fileId = this.integer('a message id');
-          target = this.signalFor(fileId, this.expectKind('id', 'a signal name').text)?.attributes;
+          const signal = this.expectKind('id', 'a signal name').text;
+          target = this.signalFor(fileId, signal)?.attributes;
+          object = `signal ${signal} of message ${fileId}`;
           break;
         }
         case 'EV_':
@@ -718,7 +889,7 @@ class DbcParser {
     const value = this.attributeValue();
     const stmt = this.endStatement(keyword);
     if (target) target[name] = value;
-    else this.unparsed.push(stmt.text);
+    else this.orphan(keyword, stmt.text, `"${name}" of ${object}`);
   }
 
   private parseValueDescriptions(keyword: Token): void {
@@ -733,7 +904,7 @@ class DbcParser {
     const table = this.valueDescriptionPairs();
     const signal = this.signalFor(fileId, name);
     if (signal) signal.valueTable = table;
-    else this.unparsed.push(this.statementText(keyword));
+    else this.orphan(keyword, this.statementText(keyword), `signal ${name} of message ${fileId}`);
   }
 
   private parseSignalValueType(keyword: Token): void {
@@ -747,7 +918,7 @@ class DbcParser {
     if (!valueType) this.fail(tok, `SIG_VALTYPE_: value type must be 0, 1 or 2, not ${tok.text}`);
     const signal = this.signalFor(fileId, name);
     if (!signal) {
-      this.unparsed.push(stmt.text);
+      this.orphan(keyword, stmt.text, `signal ${name} of message ${fileId}`);
       return;
     }
     const need = valueType === 'float32' ? 32 : valueType === 'float64' ? 64 : 0;
@@ -783,8 +954,14 @@ class DbcParser {
     const stmt = this.endStatement(keyword);
     const signal = this.signalFor(fileId, name);
     if (signal) signal.extendedMultiplexing = { multiplexer, ranges };
-    else this.unparsed.push(stmt.text);
+    else this.orphan(keyword, stmt.text, `signal ${name} of message ${fileId}`);
   }
+}
+
+/** The long name an attribute gives `object`, when it gives one that differs from its name. */
+function longName(object: DbcMessage | DbcSignal, attribute: string): string | undefined {
+  const value = object.attributes[attribute];
+  return typeof value === 'string' && value !== '' && value !== object.name ? value : undefined;
 }
 
 /** Quote a string the way the writer does: `"` and a backslash that could be read as an escape are escaped. */
@@ -792,10 +969,15 @@ export function quote(text: string): string {
   return '"' + text.replace(/\\(?=["\\]|$)|"/g, (m) => '\\' + m) + '"';
 }
 
-/** Parse DBC text. `fileName` is used in error locations (`file:line`). */
-export function parseDbc(text: string, fileName = '<dbc>'): DbcDatabase {
+/** Parse DBC text, with the findings of the parse and the line of every message and signal. */
+export function parseDbcSource(text: string, fileName = '<dbc>'): ParsedDbc {
   const normalized = text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
   return new DbcParser(normalized, tokenize(normalized, fileName), fileName).parse();
+}
+
+/** Parse DBC text. `fileName` is used in error locations (`file:line`). */
+export function parseDbc(text: string, fileName = '<dbc>'): DbcDatabase {
+  return parseDbcSource(text, fileName).db;
 }
 
 /** Decode DBC file bytes: UTF-8 when valid, otherwise latin1 (DBC files are often cp1252). */
@@ -807,8 +989,8 @@ export function decodeDbcBytes(bytes: Uint8Array): string {
   }
 }
 
-/** Read and parse a DBC file (UTF-8, or latin1 when the bytes are not valid UTF-8). */
-export async function loadDbc(path: string): Promise<DbcDatabase> {
+/** Read and parse a DBC file, with the findings of the parse (see parseDbcSource). */
+export async function loadDbcSource(path: string): Promise<ParsedDbc> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
@@ -818,5 +1000,10 @@ export async function loadDbc(path: string): Promise<DbcDatabase> {
       code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (code ?? String(err));
     throw new CanlabInputError(path, `cannot read DBC file: ${reason}`);
   }
-  return parseDbc(decodeDbcBytes(bytes), path);
+  return parseDbcSource(decodeDbcBytes(bytes), path);
+}
+
+/** Read and parse a DBC file (UTF-8, or latin1 when the bytes are not valid UTF-8). */
+export async function loadDbc(path: string): Promise<DbcDatabase> {
+  return (await loadDbcSource(path)).db;
 }

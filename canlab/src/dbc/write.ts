@@ -49,14 +49,25 @@ export function formatNumber(n: number): string {
 }
 
 function fileId(message: DbcMessage): number {
-  return message.extended ? message.id + EXTENDED_FLAG : message.id;
+  return message.extended && !message.idWithoutExtendedFlag ? message.id + EXTENDED_FLAG : message.id;
 }
+
+/** The name the file uses: the short one while the long-name attribute still holds the model's name. */
+function fileName(object: DbcMessage | DbcSignal, longNameAttribute: string): string {
+  return object.shortName !== undefined && object.attributes[longNameAttribute] === object.name
+    ? object.shortName
+    : object.name;
+}
+
+const messageName = (m: DbcMessage): string => fileName(m, 'SystemMessageLongSymbol');
+const signalName = (s: DbcSignal): string => fileName(s, 'SystemSignalLongSymbol');
 
 function attributeValue(value: AttributeValue): string {
   return typeof value === 'number' ? formatNumber(value) : quote(value);
 }
 
 function muxIndicator(signal: DbcSignal): string {
+  if (signal.multiplexedWithoutValue) return signal.isMultiplexer ? ' mM' : ' m';
   if (signal.multiplexerValue !== undefined)
     return ` m${signal.multiplexerValue}${signal.isMultiplexer ? 'M' : ''}`;
   return signal.isMultiplexer ? ' M' : '';
@@ -112,6 +123,7 @@ function sectionOf(statement: string): string {
 
 export function writeDbc(db: DbcDatabase): string {
   const out: string[] = [];
+  const messages = db.independentSignals ? [...db.messages, db.independentSignals] : db.messages;
   const extra = new Map<string, string[]>();
   for (const statement of db.unparsedStatements ?? []) {
     const section = sectionOf(statement);
@@ -133,12 +145,12 @@ export function writeDbc(db: DbcDatabase): string {
   for (const [name, table] of db.valueTables) out.push(`VAL_TABLE_ ${name}${valueDescriptions(table)} ;`);
   out.push('', '');
 
-  for (const message of db.messages) {
-    out.push(`BO_ ${fileId(message)} ${message.name}: ${message.length} ${message.sender}`);
+  for (const message of messages) {
+    out.push(`BO_ ${fileId(message)} ${messageName(message)}: ${message.length} ${message.sender}`);
     for (const s of message.signals) {
       const receivers = s.receivers.length > 0 ? s.receivers.join(',') : 'Vector__XXX';
       out.push(
-        ` SG_ ${s.name}${muxIndicator(s)} : ${s.startBit}|${s.length}@${s.byteOrder === 'little_endian' ? '1' : '0'}` +
+        ` SG_ ${signalName(s)}${muxIndicator(s)} : ${s.startBit}|${s.length}@${s.byteOrder === 'little_endian' ? '1' : '0'}` +
           `${s.signed ? '-' : '+'} (${formatNumber(s.factor)},${formatNumber(s.offset)}) ` +
           `[${formatNumber(s.minimum)}|${formatNumber(s.maximum)}] ${quote(s.unit)} ${receivers}`,
       );
@@ -146,7 +158,7 @@ export function writeDbc(db: DbcDatabase): string {
     out.push('');
   }
 
-  for (const message of db.messages) {
+  for (const message of messages) {
     if (message.transmitters && message.transmitters.length > 0) {
       out.push(`BO_TX_BU_ ${fileId(message)} : ${message.transmitters.join(',')};`);
     }
@@ -159,10 +171,11 @@ export function writeDbc(db: DbcDatabase): string {
   for (const node of db.nodes) {
     if (node.comment !== undefined) out.push(`CM_ BU_ ${node.name} ${quote(node.comment)};`);
   }
-  for (const message of db.messages) {
+  for (const message of messages) {
     if (message.comment !== undefined) out.push(`CM_ BO_ ${fileId(message)} ${quote(message.comment)};`);
     for (const s of message.signals) {
-      if (s.comment !== undefined) out.push(`CM_ SG_ ${fileId(message)} ${s.name} ${quote(s.comment)};`);
+      if (s.comment !== undefined)
+        out.push(`CM_ SG_ ${fileId(message)} ${signalName(s)} ${quote(s.comment)};`);
     }
   }
   emitExtra('cm');
@@ -185,41 +198,44 @@ export function writeDbc(db: DbcDatabase): string {
       out.push(`BA_ ${quote(name)} BU_ ${node.name} ${attributeValue(value)};`);
     }
   }
-  for (const message of db.messages) {
+  for (const message of messages) {
     for (const [name, value] of Object.entries(message.attributes)) {
       out.push(`BA_ ${quote(name)} BO_ ${fileId(message)} ${attributeValue(value)};`);
     }
     for (const s of message.signals) {
       for (const [name, value] of Object.entries(s.attributes)) {
-        out.push(`BA_ ${quote(name)} SG_ ${fileId(message)} ${s.name} ${attributeValue(value)};`);
+        out.push(`BA_ ${quote(name)} SG_ ${fileId(message)} ${signalName(s)} ${attributeValue(value)};`);
       }
     }
   }
   emitExtra('ba');
 
-  for (const message of db.messages) {
+  for (const message of messages) {
     for (const s of message.signals) {
-      if (s.valueTable) out.push(`VAL_ ${fileId(message)} ${s.name}${valueDescriptions(s.valueTable)} ;`);
+      if (s.valueTable)
+        out.push(`VAL_ ${fileId(message)} ${signalName(s)}${valueDescriptions(s.valueTable)} ;`);
     }
   }
   emitExtra('val');
   emitExtra('after_val');
 
-  for (const message of db.messages) {
+  for (const message of messages) {
     for (const s of message.signals) {
       if (s.valueType !== 'integer') {
-        out.push(`SIG_VALTYPE_ ${fileId(message)} ${s.name} : ${s.valueType === 'float32' ? 1 : 2};`);
+        out.push(`SIG_VALTYPE_ ${fileId(message)} ${signalName(s)} : ${s.valueType === 'float32' ? 1 : 2};`);
       }
     }
   }
   emitExtra('valtype');
 
-  for (const message of db.messages) {
+  for (const message of messages) {
     for (const s of message.signals) {
       const mux = s.extendedMultiplexing;
       if (mux) {
         const ranges = mux.ranges.map(([lo, hi]) => `${lo}-${hi}`).join(', ');
-        out.push(`SG_MUL_VAL_ ${fileId(message)} ${s.name} ${mux.multiplexer} ${ranges};`);
+        const switchSignal = message.signals.find((x) => x.name === mux.multiplexer);
+        const switchName = switchSignal ? signalName(switchSignal) : mux.multiplexer;
+        out.push(`SG_MUL_VAL_ ${fileId(message)} ${signalName(s)} ${switchName} ${ranges};`);
       }
     }
   }

@@ -110,7 +110,7 @@ export function epochToSystemTime(epoch: number | undefined): number[] {
 }
 
 /** Reads just enough of a file to parse objects sequentially, with its absolute offset known. */
-class FileWindow {
+export class FileWindow {
   buf: Buffer = Buffer.allocUnsafe(1 << 20);
   start = 0; // index in buf of the current position
   end = 0; // valid bytes in buf

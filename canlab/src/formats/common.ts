@@ -5,7 +5,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { CanlabInputError } from '../errors';
-import { dlcToLength, type CanFrame } from '../frame';
+import { dlcToLength, lengthToDlc, type CanFrame } from '../frame';
 
 /**
  * Frames per batch the text readers yield: small batches die young in V8's nursery, whereas a
@@ -71,9 +71,10 @@ export function ioError(file: string, err: unknown): unknown {
 
 /**
  * Streams `file` as chunks of complete lines, reading `chunkSize` bytes at a time with one
- * reused buffer (grown only when a single line is longer than it).
+ * reused buffer (grown only when a single line is longer than it). Lines end at `eol` (a `\r`
+ * before a `\n` is dropped); serial logs that end messages with a bare CR pass 13.
  */
-export async function* lineChunks(file: string, chunkSize = READ_CHUNK): AsyncGenerator<LineChunk> {
+export async function* lineChunks(file: string, chunkSize = READ_CHUNK, eol = 10): AsyncGenerator<LineChunk> {
   const fh = await openForRead(file);
   try {
     let buf = Buffer.allocUnsafe(chunkSize);
@@ -95,7 +96,7 @@ export async function* lineChunks(file: string, chunkSize = READ_CHUNK): AsyncGe
       const view = buf.subarray(0, len);
       let s = 0;
       for (;;) {
-        const nl = view.indexOf(10, s);
+        const nl = view.indexOf(eol, s);
         if (nl < 0) break;
         starts.push(s);
         ends.push(nl > s && buf[nl - 1] === 13 ? nl - 1 : nl);
@@ -120,8 +121,11 @@ export async function* lineChunks(file: string, chunkSize = READ_CHUNK): AsyncGe
 }
 
 /** Streams `file` as decoded lines (latin1, so any byte survives) in batches, with line numbers. */
-export async function* textLines(file: string): AsyncGenerator<{ lines: string[]; firstLine: number }> {
-  for await (const chunk of lineChunks(file)) {
+export async function* textLines(
+  file: string,
+  eol = 10,
+): AsyncGenerator<{ lines: string[]; firstLine: number }> {
+  for await (const chunk of lineChunks(file, READ_CHUNK, eol)) {
     // small batches, for the same nursery reason as BATCH_FRAMES
     for (let from = 0; from < chunk.count; from += BATCH_FRAMES) {
       const to = Math.min(chunk.count, from + BATCH_FRAMES);
@@ -356,4 +360,168 @@ export function extensionOf(file: string): string {
   const slash = Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\'));
   const dot = file.lastIndexOf('.');
   return dot > slash + 1 ? file.slice(dot).toLowerCase() : '';
+}
+
+/** How many leading bytes of a file `readCapture` hands each format's `sniff`. */
+export const SNIFF_BYTES = 1 << 16;
+
+/** The first `bytes` bytes of `file` (fewer when it is shorter). */
+export async function readHead(file: string, bytes = SNIFF_BYTES): Promise<Buffer> {
+  const fh = await openForRead(file);
+  try {
+    const buf = Buffer.alloc(bytes);
+    let len = 0;
+    while (len < buf.length) {
+      const { bytesRead } = await fh.read(buf, len, buf.length - len, len);
+      if (bytesRead === 0) break;
+      len += bytesRead;
+    }
+    return buf.subarray(0, len);
+  } catch (err) {
+    throw ioError(file, err);
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * The first `max` non-blank lines of a sniffed head (latin1, trimmed). A head cut at SNIFF_BYTES
+ * drops its last line, which may be partial.
+ */
+export function headLines(head: Buffer, max = 40): string[] {
+  const text = head.toString('latin1');
+  const lines = text.split('\n');
+  if (head.length >= SNIFF_BYTES) lines.pop();
+  const out: string[] = [];
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (line.length === 0) continue;
+    out.push(line);
+    if (out.length === max) break;
+  }
+  return out;
+}
+
+/** Where a line-format parser is: the file and the 1-based line number (one object per read, updated in place). */
+export interface LineAt {
+  file: string;
+  line: number;
+}
+
+/** An input error at `at`'s line. */
+export function lineError(at: LineAt, message: string): CanlabInputError {
+  return new CanlabInputError(`${at.file}:${at.line}`, message);
+}
+
+/**
+ * A line-oriented text reader: `parse` gets each line (latin1, trimmed, never blank) with its
+ * location and the per-file state `start` made, and returns a frame or null for a line that carries
+ * none (a header, a comment, a status line). `end` runs after the last line, for checks that need
+ * the whole file (a missing header).
+ */
+export interface LineFormat<S> {
+  start(): S;
+  parse(line: string, at: LineAt, state: S): CanFrame | null;
+  end?(at: LineAt, state: S): void;
+}
+
+/** Reads a file with a LineFormat, as batches of frames. */
+export async function* readLineBatches<S>(
+  file: string,
+  format: LineFormat<S>,
+  eol = 10,
+): AsyncGenerator<CanFrame[]> {
+  const state = format.start();
+  const at: LineAt = { file, line: 0 };
+  for await (const { lines, firstLine } of textLines(file, eol)) {
+    let out: CanFrame[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!.trim();
+      if (line.length === 0) continue;
+      at.line = firstLine + i;
+      const frame = format.parse(line, at, state);
+      if (frame === null) continue;
+      out.push(frame);
+      if (out.length === BATCH_FRAMES) {
+        yield out;
+        out = [];
+      }
+    }
+    if (out.length > 0) yield out;
+  }
+  format.end?.(at, state);
+}
+
+/** Splits `text` on `sep` into trimmed fields. */
+export function fields(text: string, sep: string): string[] {
+  const out = text.split(sep);
+  for (let i = 0; i < out.length; i++) out[i] = out[i]!.trim();
+  return out;
+}
+
+/** Parses a hex token with an optional 0x prefix; NaN when it is not hex. */
+export function parseHex0x(token: string): number {
+  return parseHex(token.startsWith('0x') || token.startsWith('0X') ? token.slice(2) : token);
+}
+
+/**
+ * Parses `count` data bytes from `tokens[from..]` (two-digit hex each, an optional 0x prefix), naming
+ * the first bad token.
+ */
+export function hexByteTokens(
+  tokens: readonly string[],
+  from: number,
+  count: number,
+  at: LineAt,
+): Uint8Array {
+  const data = new Uint8Array(count);
+  for (let k = 0; k < count; k++) {
+    const tok = tokens[from + k] ?? '';
+    const v = parseHex0x(tok);
+    if (Number.isNaN(v) || v > 255) throw lineError(at, `bad data byte "${tok}"`);
+    data[k] = v;
+  }
+  return data;
+}
+
+/** Parses an unbroken run of hex pairs (`DEADBEEF`) as bytes, or null when it is not one. */
+export function hexRun(text: string): Uint8Array | null {
+  if (text.length % 2 !== 0) return null;
+  const data = new Uint8Array(text.length / 2);
+  for (let k = 0; k < data.length; k++) {
+    const hi = hexValue(text.charCodeAt(2 * k));
+    const lo = hexValue(text.charCodeAt(2 * k + 1));
+    if (hi < 0 || lo < 0) return null;
+    data[k] = hi * 16 + lo;
+  }
+  return data;
+}
+
+/**
+ * A data frame whose id came from a format without an extended flag: as SavvyCAN reads such
+ * formats, an id above 0x7FF is a 29-bit id. More than 8 bytes make a CAN FD frame (a valid FD
+ * length only; BRS and ESI unknown, so off).
+ */
+export function frameFromId(
+  timestamp: number,
+  id: number,
+  data: Uint8Array,
+  at: LineAt,
+  extras: Partial<CanFrame> = {},
+): CanFrame {
+  if (!(id >= 0 && id <= 0x1fffffff)) throw lineError(at, `id 0x${id.toString(16)} is over 0x1FFFFFFF`);
+  const fd = data.length > 8;
+  if (fd && (data.length > 64 || dlcToLength(lengthToDlc(data.length, true), true) !== data.length))
+    throw lineError(at, `${data.length} data bytes is neither a classic (0-8) nor a CAN FD length`);
+  const frame = makeFrame({
+    timestamp,
+    id,
+    extended: id > 0x7ff,
+    fd,
+    dlc: lengthToDlc(data.length, fd),
+    data,
+    ...extras,
+  });
+  if (!frame.extended && id > 0x7ff) throw lineError(at, `standard id 0x${id.toString(16)} is over 0x7FF`);
+  return frame;
 }

@@ -1,13 +1,20 @@
 /**
- * CSV in SavvyCAN's GVRET layout, read and write:
+ * CSV in SavvyCAN's GVRET layout, read and write. SavvyCAN (framefileio.cpp, `saveNativeCSVFile` and
+ * `loadNativeCSVFile`) has written two layouts over the years; both are read:
  *
- *     Time Stamp,ID,Extended,Dir,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8
- *     1436509052249713,00000123,false,Rx,0,4,DE,AD,BE,EF,
+ *     Time Stamp,ID,Extended,Dir,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8      current
+ *     1436509052249713,00000123,false,Rx,0,4,DE,AD,BE,EF,00,00,00,00,
+ *     Time Stamp,ID,Extended,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8          older: no Dir column
+ *     166064000,00000228,false,0,4,40,C0,30,F8,00,00,00,00,
  *
- * Time Stamp is in integer microseconds (1 µs resolution), ID 8 hex digits, Extended
- * true/false, Dir Rx/Tx, Bus the channel (SavvyCAN numbers buses from 0, as `CanFrame.channel`
- * does, so it is read and written unchanged), LEN the number of data bytes, then one hex column
- * per byte (SavvyCAN ends each row with a comma; the reader accepts either).
+ * Time Stamp is in integer microseconds (1 µs resolution), ID 8 hex digits, Extended true/false,
+ * Dir Rx/Tx (the older layout has none, so its frames carry no direction), Bus the channel
+ * (SavvyCAN numbers buses from 0, as `CanFrame.channel` does, so it is read and written unchanged),
+ * LEN the number of data bytes, then SavvyCAN writes all eight D columns whatever LEN says, padding
+ * with 00, and ends each row with a comma. The frame's data is the first LEN columns; the padding
+ * is read past. Like SavvyCAN's loader, an ID above 0x7FF is a 29-bit id even when Extended says
+ * false (files from faulty writers). The writer writes the current layout as SavvyCAN does,
+ * padding included, so a classic capture written by canlab is the file SavvyCAN would write.
  *
  * What the layout cannot say, and what canlab does about it (documented in docs/formats.md):
  * - CAN FD frames with more than 8 bytes are written with LEN = the byte count (12..64) and that
@@ -21,58 +28,74 @@
  *   extended flag is lost; ids keep the error-class bits).
  * - A frame without a direction is written as Rx.
  */
-import { CanlabInputError } from '../errors';
 import { lengthToDlc, type CanFrame } from '../frame';
 import {
-  BATCH_FRAMES,
   checkFrame,
   flatten,
+  headLines,
   hex2,
   hexPad,
+  lineError,
   parseDec,
   parseHex,
-  textLines,
+  readLineBatches,
   TextSink,
   type CaptureWriter,
+  type LineAt,
+  type LineFormat,
 } from './common';
 
 export const GVRET_HEADER = 'Time Stamp,ID,Extended,Dir,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8';
 const CAN_ERR_FLAG = 0x20000000;
 const FD_LENGTH_OK = new Set([12, 16, 20, 24, 32, 48, 64]);
 
-/** Reads a GVRET CSV as batches of frames. */
-export async function* readCsvBatches(file: string): AsyncGenerator<CanFrame[]> {
-  let sawHeader = false;
-  for await (const { lines, firstLine } of textLines(file)) {
-    let out: CanFrame[] = [];
-    for (let i = 0; i < lines.length; i++) {
-      const where = `${file}:${firstLine + i}`;
-      const line = lines[i]!.trim();
-      if (!sawHeader) {
-        const head = line
-          .split(',')
-          .slice(0, 6)
-          .map((s) => s.trim().toLowerCase());
-        if (head.join(',') !== 'time stamp,id,extended,dir,bus,len') {
-          throw new CanlabInputError(
-            where,
-            `not a GVRET CSV: the first line must start with "Time Stamp,ID,Extended,Dir,Bus,LEN"`,
-          );
-        }
-        sawHeader = true;
-        continue;
-      }
-      if (line.length === 0) continue;
-      out.push(parseRow(line, where));
-      if (out.length === BATCH_FRAMES) {
-        yield out;
-        out = [];
-      }
+/** The two header starts SavvyCAN has written: with a Dir column (current) and without (older). */
+const WITH_DIR = 'time stamp,id,extended,dir,bus,len';
+const WITHOUT_DIR = 'time stamp,id,extended,bus,len';
+
+function layoutOf(header: string): 'dir' | 'nodir' | undefined {
+  const head = header
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .join(',');
+  if (head.startsWith(WITH_DIR)) return 'dir';
+  if (head.startsWith(WITHOUT_DIR)) return 'nodir';
+  return undefined;
+}
+
+/** A GVRET CSV starts with SavvyCAN's header, in either layout. */
+export function sniffGvret(head: Buffer): boolean {
+  const first = headLines(head, 1)[0];
+  return first !== undefined && layoutOf(first) !== undefined;
+}
+
+interface GvretState {
+  layout: 'dir' | 'nodir' | undefined;
+}
+
+const GVRET: LineFormat<GvretState> = {
+  start: () => ({ layout: undefined }),
+  parse(line, at, st) {
+    if (st.layout === undefined) {
+      st.layout = layoutOf(line);
+      if (st.layout === undefined)
+        throw lineError(
+          at,
+          'the first line must be SavvyCAN\'s header, "Time Stamp,ID,Extended,Dir,Bus,LEN,…" or "Time Stamp,ID,Extended,Bus,LEN,…"',
+        );
+      return null;
     }
-    if (out.length > 0) yield out;
-  }
-  if (!sawHeader)
-    throw new CanlabInputError(`${file}:1`, 'empty file: a GVRET CSV starts with a header line');
+    return parseRow(line.split(','), st.layout === 'dir', at);
+  },
+  end(at, st) {
+    if (st.layout === undefined)
+      throw lineError({ ...at, line: 1 }, 'empty file: a GVRET CSV starts with a header line');
+  },
+};
+
+/** Reads a GVRET CSV (either layout) as batches of frames. */
+export function readCsvBatches(file: string): AsyncGenerator<CanFrame[]> {
+  return readLineBatches(file, GVRET);
 }
 
 /** Reads a GVRET CSV frame by frame. */
@@ -80,62 +103,61 @@ export function readCsv(file: string): AsyncIterableIterator<CanFrame> {
   return flatten(readCsvBatches(file));
 }
 
-function parseRow(line: string, where: string): CanFrame {
-  const f = line.split(',');
-  if (f.length < 6)
-    throw new CanlabInputError(
-      where,
-      `expected at least 6 fields (Time Stamp,ID,Extended,Dir,Bus,LEN), found ${f.length}`,
+function parseRow(f: string[], withDir: boolean, at: LineAt): CanFrame {
+  const lenAt = withDir ? 5 : 4;
+  if (f.length <= lenAt)
+    throw lineError(
+      at,
+      `expected at least ${lenAt + 1} fields (${withDir ? 'Time Stamp,ID,Extended,Dir,Bus,LEN' : 'Time Stamp,ID,Extended,Bus,LEN'}), found ${f.length}`,
     );
   const tsTok = f[0]!.trim();
   const us = Number(tsTok);
-  if (tsTok.length === 0 || !Number.isFinite(us))
-    throw new CanlabInputError(where, `bad time stamp "${tsTok}"`);
-  let idTok = f[1]!.trim();
-  if (idTok.startsWith('0x') || idTok.startsWith('0X')) idTok = idTok.slice(2);
-  const rawId = parseHex(idTok);
-  if (Number.isNaN(rawId)) throw new CanlabInputError(where, `bad ID "${f[1]!.trim()}"`);
+  if (tsTok.length === 0 || !Number.isFinite(us)) throw lineError(at, `bad time stamp "${tsTok}"`);
+  const idTok = f[1]!.trim();
+  const rawId = parseHex(idTok.startsWith('0x') || idTok.startsWith('0X') ? idTok.slice(2) : idTok);
+  if (Number.isNaN(rawId)) throw lineError(at, `bad ID "${idTok}"`);
   const extTok = f[2]!.trim().toLowerCase();
   if (extTok !== 'true' && extTok !== 'false')
-    throw new CanlabInputError(where, `Extended must be true or false, not "${f[2]!.trim()}"`);
-  const dirTok = f[3]!.trim().toLowerCase();
-  if (dirTok !== 'rx' && dirTok !== 'tx')
-    throw new CanlabInputError(where, `Dir must be Rx or Tx, not "${f[3]!.trim()}"`);
-  const channel = parseDec(f[4]!.trim());
-  if (Number.isNaN(channel)) throw new CanlabInputError(where, `bad Bus "${f[4]!.trim()}"`);
-  const len = parseDec(f[5]!.trim());
-  if (Number.isNaN(len)) throw new CanlabInputError(where, `bad LEN "${f[5]!.trim()}"`);
+    throw lineError(at, `Extended must be true or false, not "${f[2]!.trim()}"`);
+  let direction: 'rx' | 'tx' | undefined;
+  if (withDir) {
+    const dirTok = f[3]!.trim().toLowerCase();
+    if (dirTok !== 'rx' && dirTok !== 'tx')
+      throw lineError(at, `Dir must be Rx or Tx, not "${f[3]!.trim()}"`);
+    direction = dirTok;
+  }
+  const busTok = f[lenAt - 1]!.trim();
+  const channel = parseDec(busTok);
+  if (Number.isNaN(channel)) throw lineError(at, `bad Bus "${busTok}"`);
+  const len = parseDec(f[lenAt]!.trim());
+  if (Number.isNaN(len)) throw lineError(at, `bad LEN "${f[lenAt]!.trim()}"`);
   const error = (rawId & CAN_ERR_FLAG) !== 0 && rawId <= 0x3fffffff;
   const id = error ? rawId & 0x1fffffff : rawId;
-  const extended = error ? false : extTok === 'true';
-  if (!error && id > (extended ? 0x1fffffff : 0x7ff))
-    throw new CanlabInputError(
-      where,
-      `ID ${f[1]!.trim()} is out of range for a ${extended ? 'extended' : 'standard'} id`,
-    );
+  if (!error && id > 0x1fffffff) throw lineError(at, `ID ${idTok} is over 0x1FFFFFFF`);
+  const extended = error ? false : extTok === 'true' || id > 0x7ff;
   const fd = len > 8;
   if (fd && !FD_LENGTH_OK.has(len))
-    throw new CanlabInputError(
-      where,
+    throw lineError(
+      at,
       `LEN ${len} is neither a classic length (0-8) nor a CAN FD length (12, 16, 20, 24, 32, 48, 64)`,
     );
-  let present = f.length - 6;
-  while (present > 0 && f[6 + present - 1]!.trim() === '') present--;
-  if (present > len)
-    throw new CanlabInputError(
-      where,
-      `frame ${f[1]!.trim()} has ${present} data bytes, more than its LEN ${len} allows`,
+  let present = f.length - lenAt - 1;
+  while (present > 0 && f[lenAt + present]!.trim() === '') present--;
+  if (present < len) throw lineError(at, `frame ${idTok} has ${present} data bytes, its LEN says ${len}`);
+  // SavvyCAN pads every row to D8; anything past that is not padding
+  if (present > Math.max(len, 8))
+    throw lineError(
+      at,
+      `frame ${idTok} has ${present} data columns, more than D8 and more than its LEN ${len}`,
     );
-  if (present < len)
-    throw new CanlabInputError(where, `frame ${f[1]!.trim()} has ${present} data bytes, its LEN says ${len}`);
   const data = new Uint8Array(len);
   for (let k = 0; k < len; k++) {
-    const tok = f[6 + k]!.trim();
+    const tok = f[lenAt + 1 + k]!.trim();
     const v = parseHex(tok);
-    if (Number.isNaN(v) || v > 255) throw new CanlabInputError(where, `bad data byte "${tok}" in D${k + 1}`);
+    if (Number.isNaN(v) || v > 255) throw lineError(at, `bad data byte "${tok}" in D${k + 1}`);
     data[k] = v;
   }
-  return {
+  const frame: CanFrame = {
     timestamp: us / 1e6,
     id,
     extended,
@@ -147,16 +169,18 @@ function parseRow(line: string, where: string): CanFrame {
     dlc: lengthToDlc(len, fd),
     data,
     channel,
-    direction: dirTok === 'tx' ? 'tx' : 'rx',
   };
+  if (direction !== undefined) frame.direction = direction;
+  return frame;
 }
 
-/** Formats one frame as a GVRET CSV row (see the module comment for what is lost). */
+/** Formats one frame as a GVRET CSV row, SavvyCAN-style (see the module comment for what is lost). */
 export function formatCsvRow(frame: CanFrame): string {
   const data = frame.remote ? new Uint8Array(0) : frame.data;
   const id = frame.error ? ((frame.id & 0x1fffffff) | CAN_ERR_FLAG) >>> 0 : frame.id;
   let row = `${Math.round(frame.timestamp * 1e6)},${hexPad(id, 8)},${frame.extended || frame.error ? 'true' : 'false'},${frame.direction === 'tx' ? 'Tx' : 'Rx'},${frame.channel},${data.length},`;
   for (let i = 0; i < data.length; i++) row += hex2(data[i]!) + ',';
+  for (let i = data.length; i < 8; i++) row += '00,';
   return row;
 }
 

@@ -1,5 +1,7 @@
 /**
- * PEAK PCAN-View TRC trace files (read only), versions 1.0, 1.1, 1.2, 1.3, 2.0 and 2.1.
+ * PEAK PCAN-View TRC trace files (read only), versions 1.0, 1.1, 1.2, 1.3, 2.0 and 2.1, as PEAK's
+ * "PCAN-Trace format" description lays them out (its example file of every version is a test
+ * fixture), and as python-can's TRCWriter writes 1.0 and 2.1.
  *
  * Header lines start with `;`: `;$FILEVERSION=2.1`, `;$STARTTIME=<days since 1899-12-30, UTC>`,
  * `;$COLUMNS=N,O,T,B,I,d,R,L,D` (2.x). Without `;$FILEVERSION` the file is read as 1.0.
@@ -17,11 +19,22 @@
  * timestamps are relative. The Bus column counts from 1 and `CanFrame.channel` from 0 (python-can's
  * convention for BLF and ASC, applied here too), so the channel is Bus - 1; 0 when there is no Bus
  * column (1.0, 1.1, 2.x without B) or it says `-`, and a Bus of 0 reads as 0.
- * Error frames (`ER`, 1.x `Error`) keep their data bytes; their id is 0 when the line has none.
+ * Error frames (`ER`, 1.x `Error`, 1.0 `ERROR` before the data) keep their data bytes; their id is
+ * 0 when the line has none. PEAK's 2.0 example writes error frames without the id and length
+ * columns at all (`ER  Rx  04 00 02 00 00`): the bytes after the direction are the data.
  */
 import { CanlabInputError } from '../errors';
 import { dlcToLength, lengthToDlc, type CanFrame } from '../frame';
-import { BATCH_FRAMES, channelFromFile, flatten, parseDec, parseHex, textLines, tokens } from './common';
+import {
+  BATCH_FRAMES,
+  channelFromFile,
+  flatten,
+  headLines,
+  parseDec,
+  parseHex,
+  textLines,
+  tokens,
+} from './common';
 
 type Version = '1.0' | '1.1' | '1.2' | '1.3' | '2.0' | '2.1';
 const VERSIONS = new Set(['1.0', '1.1', '1.2', '1.3', '2.0', '2.1']);
@@ -30,6 +43,21 @@ interface State {
   version: Version;
   start: number;
   columns: Map<string, number> | undefined;
+}
+
+const TRC_V1_MESSAGE = /^\d+\)\s+\d+(?:\.\d+)?\s/;
+
+/**
+ * PEAK's TRC: a `;$FILEVERSION` header (1.1 and later), or 1.0's `;` comment block followed by
+ * numbered messages (`1)  1841  0001 ...`). CANHacker also writes `.trc` files, but without `;`
+ * comments and with a different message line.
+ */
+export function sniffTrc(head: Buffer): boolean {
+  const lines = headLines(head);
+  if (lines.some((l) => l.startsWith(';$FILEVERSION='))) return true;
+  const comments = lines.filter((l) => l.startsWith(';'));
+  const first = lines.find((l) => !l.startsWith(';'));
+  return comments.length > 0 && first !== undefined && TRC_V1_MESSAGE.test(first);
 }
 
 /** Reads a TRC file as batches of frames. */
@@ -76,7 +104,8 @@ function header(line: string, st: State, where: string): void {
       );
     st.version = value as Version;
   } else if (key === 'STARTTIME') {
-    const days = Number(value);
+    // PEAK's own 1.2 example ends the value with a stray ';'
+    const days = Number(value.endsWith(';') ? value.slice(0, -1) : value);
     if (!Number.isFinite(days)) throw new CanlabInputError(where, `bad start time "${value}"`);
     // OLE automation date: days since 1899-12-30 00:00 UTC; 25569 days before the Unix epoch
     st.start = (days - 25569) * 86400;
@@ -163,6 +192,10 @@ function parseV1(t: string[], st: State, where: string): CanFrame | null {
     frame.remote = true;
     return frame;
   }
+  if (st.version === '1.0' && t[k] === 'ERROR') {
+    frame.error = true;
+    k++;
+  }
   frame.data = parseBytes(t, k, dlcToLength(dlc, false), where, `frame ${idTok!}`);
   return frame;
 }
@@ -198,6 +231,8 @@ function parseV2(t: string[], st: State, where: string): CanFrame | null {
     if (Number.isNaN(n)) throw new CanlabInputError(where, `bad bus number "${bus}"`);
     channel = channelFromFile(n);
   }
+  if (type === 'ER' && isDirection(col('I')))
+    return errorWithoutColumns(t, cols.get('I')!, timestamp, channel, where);
   const fdFlags = V2_FD[type];
   const fd = fdFlags !== undefined;
   const idTok = col('I');
@@ -235,4 +270,37 @@ function parseV2(t: string[], st: State, where: string): CanFrame | null {
   if (frame.remote) return frame;
   frame.data = parseBytes(t, cols.get('D')!, dlcToLength(dlc, fd), where, `frame ${idTok ?? '-'}`);
   return frame;
+}
+
+function isDirection(tok: string | undefined): boolean {
+  return tok === 'Rx' || tok === 'Tx';
+}
+
+/**
+ * A 2.0 error frame as PEAK's example writes it: no id and no length, so the direction stands in
+ * the id's column and the data bytes follow it (`6  1334.522 ER  Rx  04 00 02 00 00`).
+ */
+function errorWithoutColumns(
+  t: string[],
+  dirAt: number,
+  timestamp: number,
+  channel: number,
+  where: string,
+): CanFrame {
+  const count = t.length - dirAt - 1;
+  if (count > 8) throw new CanlabInputError(where, `error frame has ${count} data bytes, more than 8`);
+  return {
+    timestamp,
+    id: 0,
+    extended: false,
+    remote: false,
+    error: true,
+    fd: false,
+    brs: false,
+    esi: false,
+    dlc: count,
+    data: parseBytes(t, dirAt + 1, count, where, 'error frame'),
+    channel,
+    direction: t[dirAt] === 'Tx' ? 'tx' : 'rx',
+  };
 }

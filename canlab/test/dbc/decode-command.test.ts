@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as decode from '../../src/cli/commands/decode';
+import { formatPhysical } from '../../src/dbc/decoded-csv';
 import type { CliIo } from '../../src/cli/command';
 import { CanlabInputError } from '../../src/errors';
 import { fixture } from '../fixtures';
@@ -118,9 +119,9 @@ describe('canlab decode', () => {
   });
 
   test('formatPhysical rounds to the factor decimals', () => {
-    expect(decode.formatPhysical(0.1 * 3, 1)).toBe('0.3');
-    expect(decode.formatPhysical(250.55000000000001, 2)).toBe('250.55');
-    expect(decode.formatPhysical(7, 0)).toBe('7');
-    expect(decode.formatPhysical(0.1, -1)).toBe('0.1');
+    expect(formatPhysical(0.1 * 3, 1)).toBe('0.3');
+    expect(formatPhysical(250.55000000000001, 2)).toBe('250.55');
+    expect(formatPhysical(7, 0)).toBe('7');
+    expect(formatPhysical(0.1, -1)).toBe('0.1');
   });
 });

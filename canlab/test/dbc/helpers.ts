@@ -1,10 +1,10 @@
 import { readdirSync } from 'node:fs';
 import { fixture } from '../fixtures';
 
-/** Every fixture DBC: [label, absolute path]. */
+/** Every fixture DBC (cantools', opendbc's and the real capture's): [label, absolute path]. */
 export function fixtureDbcs(): Array<[string, string]> {
   const out: Array<[string, string]> = [];
-  for (const dir of ['dbc-cantools', 'dbc-opendbc']) {
+  for (const dir of ['dbc-cantools', 'dbc-opendbc', 'real']) {
     for (const file of readdirSync(fixture(dir)).sort()) {
       if (file.endsWith('.dbc')) out.push([`${dir}/${file}`, fixture(dir, file)]);
     }

@@ -92,7 +92,7 @@ describe('convert never leaves a half-written output', () => {
       const out = path.join(dir, `out.${ext}`);
       const r = await cli('convert', bad, out);
       expect(r.code).toBe(1);
-      expect(r.err).toBe(`canlab: ${bad}:3: data has an odd number of hex digits\n`);
+      expect(r.err).toBe(`canlab: ${bad}:3: candump log: data has an odd number of hex digits\n`);
       expect(r.out).toBe('');
       expect(readdirSync(dir)).toEqual(['bad.log']);
     },
@@ -145,7 +145,7 @@ describe('convert never leaves a half-written output', () => {
       const out = path.join(dir, 'out.asc');
       const r = await cli('convert', cut, out);
       expect(r.code).toBe(1);
-      expect(r.err).toMatch(/^canlab: .*cut\.blf@\d+: truncated LOG_CONTAINER/);
+      expect(r.err).toMatch(/^canlab: .*cut\.blf@\d+: Vector BLF: truncated LOG_CONTAINER/);
       expect(readdirSync(dir).sort()).toEqual(['cut.blf', 'full.blf']);
     },
     LARGE_CASE_MS,
@@ -205,7 +205,7 @@ test('malformed input: canlab: <file:line>: <message>, exit 1', async () => {
   writeFileSync(bad, '(1.0) can0 123#11\n(2.0) can0 123#1\n');
   const r = await cli('convert', bad, tmp.file('out.csv'));
   expect(r.code).toBe(1);
-  expect(r.err).toBe(`canlab: ${bad}:2: data has an odd number of hex digits\n`);
+  expect(r.err).toBe(`canlab: ${bad}:2: candump log: data has an odd number of hex digits\n`);
 });
 
 test('a frame the output cannot hold is an input error, not a crash', async () => {
@@ -224,16 +224,25 @@ test('convert refuses to overwrite its input', async () => {
   expect(r.err).toMatch(/output is the input file/);
 });
 
-test('bin/canlab.js: bad extension → exit 1, one line on stderr', () => {
+test('bin/canlab.js: content no reader claims and an unknown extension → exit 1, one line on stderr', () => {
   const bin = path.resolve(__dirname, '../../bin/canlab.js');
-  const r = spawnSync(process.execPath, [bin, 'convert', 'bad.txt', 'out.csv'], {
+  const r = spawnSync(process.execPath, [bin, 'convert', 'bad.dat', 'out.csv'], {
     cwd: tmp.dir,
     encoding: 'utf8',
     timeout: 60000,
   });
   expect(r.status).toBe(1);
-  expect(r.stderr).toBe(
-    'canlab: bad.txt: capture file has unknown extension .txt; supported extensions: .log, .asc, .blf, .trc, .csv\n',
+  expect(r.stderr).toBe('canlab: bad.dat: no such file or directory\n');
+  writeFileSync(tmp.file('bad.dat'), 'hello\n');
+  const again = spawnSync(process.execPath, [bin, 'convert', 'bad.dat', 'out.csv'], {
+    cwd: tmp.dir,
+    encoding: 'utf8',
+    timeout: 60000,
+  });
+  expect(again.status).toBe(1);
+  expect(again.stderr).toMatch(
+    /^canlab: bad\.dat: content is not a capture format canlab reads, and extension \.dat names none; formats: .*GVRET CSV.*; extensions: .*\.trc.*\n$/,
   );
-  expect(r.stdout).toBe('');
+  expect(again.stderr.split('\n')).toHaveLength(2);
+  expect(again.stdout).toBe('');
 }, 60000);

@@ -91,11 +91,15 @@ describe('TRC', () => {
 describe('GVRET CSV', () => {
   const head = 'Time Stamp,ID,Extended,Dir,Bus,LEN,D1,D2,D3,D4,D5,D6,D7,D8\n';
   test.each([
-    ['1,00000123,false,Rx,0,2,01,02,03,', /3 data bytes, more than its LEN 2 allows/],
+    [
+      '1,00000123,false,Rx,0,2,01,02,03,04,05,06,07,08,09,',
+      /9 data columns, more than D8 and more than its LEN 2/,
+    ],
+    ['1,00000123,false,Rx,0,4,01,02,03,', /3 data bytes, its LEN says 4/],
     ['1,00000123,false,Rx,0,10,' + '00,'.repeat(10), /LEN 10 is neither/],
     ['1,00000123,maybe,Rx,0,0,', /Extended must be true or false/],
     ['x,00000123,false,Rx,0,0,', /bad time stamp/],
-    ['1,00000923,false,Rx,0,0,', /out of range for a standard id/],
+    ['1,40000123,true,Rx,0,0,', /over 0x1FFFFFFF/],
   ])('%s', async (line, message) => {
     const e = await failure('csv', head + line + '\n');
     expect(e.where).toBe(':2');
@@ -105,7 +109,7 @@ describe('GVRET CSV', () => {
   test('missing header', async () => {
     const e = await failure('csv', '1,00000123,false,Rx,0,0,\n');
     expect(e.where).toBe(':1');
-    expect(e.message).toMatch(/not a GVRET CSV/);
+    expect(e.message).toMatch(/^GVRET CSV: the first line must be SavvyCAN's header/);
   });
 });
 
@@ -163,15 +167,18 @@ describe('BLF', () => {
 });
 
 describe('registry', () => {
-  test('unknown extension names the supported ones', () => {
-    expect(() => readCapture('/x/capture.pcap')).toThrow(CanlabInputError);
-    expect(() => readCapture('/x/capture.pcap')).toThrow(
-      /unknown extension \.pcap; supported extensions: \.log, \.asc, \.blf, \.trc, \.csv/,
+  test('content no reader claims, with an extension none carries, is refused naming the formats', async () => {
+    const file = tmp.file('capture.dat');
+    writeFileSync(file, 'hello\n');
+    await expect(collect(readCapture(file))).rejects.toThrow(
+      /content is not a capture format canlab reads, and extension \.dat names none; formats: Vector BLF, .*; extensions: \.blf, \.log, .*\.trc/,
     );
+    const noext = tmp.file('noext');
+    writeFileSync(noext, 'hello\n');
+    await expect(collect(readCapture(noext))).rejects.toThrow(/the file has no extension/);
     expect(() => createCaptureWriter('/x/out.trc')).toThrow(
-      /cannot write; writable extensions: \.log, \.asc, \.blf, \.csv/,
+      /is PCAN TRC, which canlab reads but cannot write; writable extensions: \.blf, \.log, \.asc, \.csv/,
     );
-    expect(() => readCapture('/x/noext')).toThrow(/has no extension/);
   });
 
   test('extensions are case-insensitive', async () => {

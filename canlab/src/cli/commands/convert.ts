@@ -2,12 +2,12 @@ import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { CliRun } from '../command';
 import { CanlabInputError } from '../../errors';
-import { captureFormat, createCaptureWriter, readCaptureBatches } from '../../formats';
+import { createCaptureWriter, detectCaptureFormat, readCaptureBatches, writeFormat } from '../../formats';
 import { ioError } from '../../formats/common';
 
 /**
- * `canlab convert <in> <out>`: streams frames from one capture format to another, chosen by
- * extension. The frames go to `<out>.partial-<pid>` in the same directory, which is renamed onto
+ * `canlab convert <in> <out>`: streams frames from one capture format to another, the input's read
+ * by content (see formats/index.ts), the output's chosen by extension. The frames go to `<out>.partial-<pid>` in the same directory, which is renamed onto
  * `<out>` only once it is completely written and closed; on any failure (bad input midway, a frame
  * the output cannot hold, a disk error) it is removed, so `<out>` is either the whole conversion or
  * left as it was (absent, or its previous content).
@@ -19,10 +19,11 @@ export const run: CliRun = async ({ positionals }, io) => {
       `expects <in> <out>, got ${positionals.length} argument${positionals.length === 1 ? '' : 's'}`,
     );
   const [input, output] = positionals as [string, string];
-  const inFormat = captureFormat(input);
+  const outFormat = writeFormat(output).name;
   if (path.resolve(input) === path.resolve(output))
     throw new CanlabInputError(output, 'output is the input file; choose another path');
   const partial = path.join(path.dirname(output), `${path.basename(output)}.partial-${process.pid}`);
+  const inFormat = (await detectCaptureFormat(input)).name;
   const batches = readCaptureBatches(input);
   const writer = createCaptureWriter(partial, { formatOf: output });
   let count = 0;
@@ -67,7 +68,7 @@ export const run: CliRun = async ({ positionals }, io) => {
       : err;
   }
   io.stdout(
-    `converted ${count} frame${count === 1 ? '' : 's'}: ${input} (${inFormat}) -> ${output} (${captureFormat(output)})\n`,
+    `converted ${count} frame${count === 1 ? '' : 's'}: ${input} (${inFormat}) -> ${output} (${outFormat})\n`,
   );
   return 0;
 };

@@ -21,71 +21,20 @@
  *   left out. Cells holding `,`, `"` or a line break are quoted per RFC 4180.
  *
  * Frames whose id the DBC does not define, remote frames and error frames are skipped and counted;
- * one summary line goes to stdout.
+ * one summary line goes to stdout. The DBC's findings that change what gets decoded (an id read as
+ * a 29-bit one for lack of the extended flag, a signal that never decodes… see `canlab lint`) go to
+ * stderr first, one line each, `canlab: <dbc>:<line>: warning: …`; decoding goes on.
+ *
+ * The rows are formatted by DecodedCsvWriter (src/dbc/decoded-csv.ts).
  */
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { CliRun } from '../command';
 import { CanlabInputError } from '../../errors';
 import { readCaptureBatches } from '../../formats';
-import { compileDecoder, type DecodedSignal } from '../../dbc/codec';
-import type { DbcMessage, DbcSignal } from '../../dbc/model';
-import { loadDbc } from '../../dbc/parse';
-
-/** Decimal places needed to show multiples of `x` exactly (0.25 → 2, 1E-5 → 5, 10 → 0). */
-function decimalsOf(x: number): number {
-  if (!Number.isFinite(x) || x === 0 || Number.isInteger(x)) return 0;
-  const [mantissa = '', exponent = '0'] = x.toExponential().split('e');
-  const fraction = mantissa.split('.')[1]?.length ?? 0;
-  return Math.min(15, Math.max(0, fraction - Number(exponent)));
-}
-
-function signalDecimals(signal: DbcSignal): number {
-  if (signal.valueType !== 'integer') return -1;
-  return Math.max(decimalsOf(signal.factor), decimalsOf(signal.offset));
-}
-
-/** Physical value text: rounded to `decimals` (-1: shortest round-trip form, for floats). */
-export function formatPhysical(value: number, decimals: number): string {
-  if (decimals <= 0 || !Number.isFinite(value) || Math.abs(value) >= 1e21) return String(value);
-  return String(Number(value.toFixed(decimals)));
-}
-
-function csvCell(text: string): string {
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-function idText(id: number, extended: boolean): string {
-  return (
-    '0x' +
-    id
-      .toString(16)
-      .toUpperCase()
-      .padStart(extended ? 8 : 3, '0')
-  );
-}
-
-interface MessageFormat {
-  /** Row head without the timestamp: `,0x1F0,ExampleMessage`. */
-  head: string;
-  decimals: Map<string, number>;
-}
-
-function messageFormat(message: DbcMessage): MessageFormat {
-  const decimals = new Map<string, number>();
-  for (const s of message.signals) {
-    if (!decimals.has(s.name)) decimals.set(s.name, signalDecimals(s));
-  }
-  return { head: `,${idText(message.id, message.extended)},${csvCell(message.name)}`, decimals };
-}
-
-function signalCell(format: MessageFormat, s: DecodedSignal): string {
-  const value = formatPhysical(s.value, format.decimals.get(s.name) ?? -1);
-  const text = s.label === undefined ? `${s.name}=${value}` : `${s.name}=${value} (${s.label})`;
-  return csvCell(text);
-}
-
-const FLUSH_AT = 1 << 18;
+import { DecodedCsvWriter } from '../../dbc/decoded-csv';
+import { lintDbc } from '../../dbc/lint';
+import { loadDbcSource } from '../../dbc/parse';
 
 export const run: CliRun = async ({ positionals, values }, io) => {
   if (positionals.length !== 1) {
@@ -102,10 +51,13 @@ export const run: CliRun = async ({ positionals, values }, io) => {
     throw new CanlabInputError(outPath, 'output would overwrite an input file; choose another path');
   }
 
-  const db = await loadDbc(dbcPath);
-  const decoder = compileDecoder(db);
+  const parsed = await loadDbcSource(dbcPath);
+  for (const f of lintDbc(parsed)) {
+    // decoding goes on whatever the finding, so each is a warning here
+    if (f.decoding) io.stderr(`canlab: ${dbcPath}:${f.line}: warning: ${f.message}\n`);
+  }
+  const writer = new DecodedCsvWriter(parsed.db);
   const batches = readCaptureBatches(input);
-  const formats = new Map<DbcMessage, MessageFormat>();
   const unknownIds = new Set<number>();
   let frames = 0;
   let decoded = 0;
@@ -114,7 +66,6 @@ export const run: CliRun = async ({ positionals, values }, io) => {
 
   const file = await open(outPath, 'w');
   try {
-    let chunk = 'timestamp,id,message,signals\n';
     for await (const batch of batches) {
       for (const frame of batch) {
         frames++;
@@ -122,28 +73,16 @@ export const run: CliRun = async ({ positionals, values }, io) => {
           remoteOrError++;
           continue;
         }
-        const result = decoder(frame.id, frame.extended, frame.data);
-        if (result === undefined) {
+        if (!writer.add(frame.timestamp, frame.id, frame.extended, frame.data)) {
           unknown++;
           unknownIds.add(frame.extended ? frame.id + 0x100000000 : frame.id);
           continue;
         }
         decoded++;
-        let format = formats.get(result.message);
-        if (format === undefined) {
-          format = messageFormat(result.message);
-          formats.set(result.message, format);
-        }
-        let row = frame.timestamp.toFixed(6) + format.head;
-        for (const s of result.signals) row += ',' + signalCell(format, s);
-        chunk += row + '\n';
-        if (chunk.length >= FLUSH_AT) {
-          await file.write(chunk, null, 'utf8');
-          chunk = '';
-        }
+        if (writer.full) await file.write(writer.take());
       }
     }
-    if (chunk !== '') await file.write(chunk, null, 'utf8');
+    await file.write(writer.take());
   } finally {
     await file.close();
   }

@@ -18,7 +18,7 @@ export const commands: CliCommand[] = [
     name: 'convert',
     usage: 'convert <in> <out>',
     summary:
-      'convert a capture between formats by extension (read .log .asc .blf .trc .csv; write .log .asc .blf .csv)',
+      'convert a capture between formats: reads every format canlab knows, chosen by content; writes by extension (.log .asc .blf .csv)',
     options: {},
   }),
   lazy(() => import('./decode'), {
@@ -29,6 +29,12 @@ export const commands: CliCommand[] = [
       dbc: { type: 'string' },
       out: { type: 'string' },
     },
+  }),
+  lazy(() => import('./lint'), {
+    name: 'lint',
+    usage: 'lint <dbc>',
+    summary: 'check a DBC file: every finding with its line, exit 1 when one is an error (see docs/dbc.md)',
+    options: {},
   }),
   lazy(() => import('./ids'), {
     name: 'ids',
