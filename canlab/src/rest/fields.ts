@@ -45,6 +45,26 @@ export function parseJsonObject(text: string): JsonObject {
   return value as JsonObject;
 }
 
+/**
+ * A query string as a JSON object for the body validators: the parameters named in `numbers` become
+ * numbers and those in `booleans` true/false when they read as such (otherwise they stay strings, and
+ * the validator names them); the rest stay strings, so a hex id such as `217` is never read as decimal.
+ */
+export function queryFields(
+  url: URL,
+  kinds: { numbers?: readonly string[]; booleans?: readonly string[] },
+): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of url.searchParams) {
+    if (kinds.numbers?.includes(key) && value.trim() !== '' && Number.isFinite(Number(value)))
+      out[key] = Number(value);
+    else if (kinds.booleans?.includes(key) && (value === 'true' || value === 'false'))
+      out[key] = value === 'true';
+    else out[key] = value;
+  }
+  return out;
+}
+
 export function stringField(body: JsonObject, field: string): string;
 export function stringField(body: JsonObject, field: string, fallback: string): string;
 export function stringField(body: JsonObject, field: string, fallback?: string): string {

@@ -37,6 +37,8 @@ import {
   stringField,
   type JsonObject,
 } from './fields';
+import type { Request, Route } from './route';
+import { windowAnalysis, withClaimedBits } from './window-analysis';
 
 export const DEFAULT_REST_HOST = '127.0.0.1';
 export const DEFAULT_REST_PORT = 8765;
@@ -159,23 +161,6 @@ function buildWindowPage(): { html: string; csp: string } {
   return { html, csp };
 }
 
-type Auth = 'public' | 'token' | 'token-or-query';
-
-interface Request {
-  url: URL;
-  body(): Promise<JsonObject>;
-  req: http.IncomingMessage;
-  res: http.ServerResponse;
-}
-
-interface Route {
-  method: 'GET' | 'POST';
-  path: string;
-  auth: Auth;
-  /** Returns the JSON body of a 200 answer, or undefined when it answered itself. */
-  handle(r: Request): Promise<unknown>;
-}
-
 function sendJson(
   res: http.ServerResponse,
   status: number,
@@ -193,30 +178,28 @@ function sendJson(
   res.end(text);
 }
 
-function readBody(req: http.IncomingMessage): Promise<JsonObject> {
+function readRaw(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       // Past the limit the rest is drained unread, so the 413 answer still reaches the client.
-      if (size > MAX_BODY_BYTES)
+      if (size > limit)
         reject(
-          new HttpError(413, 'body_too_large', `request bodies are at most ${MAX_BODY_BYTES} bytes`, 'body', {
+          new HttpError(413, 'body_too_large', `request bodies are at most ${limit} bytes`, 'body', {
             Connection: 'close',
           }),
         );
       else chunks.push(chunk);
     });
-    req.on('end', () => {
-      try {
-        resolve(parseJsonObject(Buffer.concat(chunks).toString('utf8')));
-      } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)));
-      }
-    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+async function readBody(req: http.IncomingMessage): Promise<JsonObject> {
+  return parseJsonObject((await readRaw(req, MAX_BODY_BYTES)).toString('utf8'));
 }
 
 /** `n` of GET /frames: absent → DEFAULT_FRAMES_N; else a whole number in 1..MAX_FRAMES_N. */
@@ -274,6 +257,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
   const host = options.host ?? DEFAULT_REST_HOST;
   const page = buildWindowPage();
   const streams = new Set<http.ServerResponse>();
+  const analysis = windowAnalysis(ws);
 
   const state = (): Record<string, unknown> => {
     const history = ws.history();
@@ -282,6 +266,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       transmitter: ws.hasTransmitter(),
       injectRoute: allowInject,
       signals: ws.signals().map(definitionJson),
+      dbc: analysis.dbc(),
       history: {
         undo: history.undo.length,
         redo: history.redo.length,
@@ -382,7 +367,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       method: 'GET',
       path: '/ui/intelligence',
       auth: 'token',
-      handle: async () => ({ items: ws.intelligence() }),
+      handle: async () => ({ items: ws.intelligence().map(withClaimedBits) }),
     },
     {
       method: 'GET',
@@ -454,6 +439,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       },
     },
     { method: 'POST', path: '/ui/mark', auth: 'token', handle: (r) => mark(r, 'window') },
+    ...analysis.routes,
     {
       method: 'GET',
       path: '/ui/events',
@@ -530,7 +516,13 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       if (!tokenMatches(given, token))
         throw new HttpError(401, 'unauthorized', 'the X-API-Token does not match this session’s token');
     }
-    const body = await route.handle({ url, req, res, body: () => readBody(req) });
+    const body = await route.handle({
+      url,
+      req,
+      res,
+      body: () => readBody(req),
+      raw: (limit) => readRaw(req, limit),
+    });
     if (body !== undefined) sendJson(res, 200, body);
   };
 
@@ -563,6 +555,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
     close: () =>
       new Promise<void>((resolve, reject) => {
         for (const res of streams) res.end();
+        analysis.close();
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeAllConnections();
       }),

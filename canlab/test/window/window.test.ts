@@ -6,34 +6,16 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createCaptureWriter } from '../../src/formats';
-import type { CanFrame } from '../../src/frame';
-import { createRestServer, type RestServer } from '../../src/rest/server';
+import type { RestServer } from '../../src/rest/server';
 import { Workspace } from '../../src/workspace/workspace';
-import { requireBinary } from '../binaries';
+import { frame, openWindow, type OpenWindow } from './helpers';
 
-const CHROMIUM = requireBinary('/usr/bin/chromium', 'chromium');
 const TOKEN = 'window-test-token-4f9a';
 export const SCREENSHOT = path.join(os.tmpdir(), 'canlab-window.png');
 
 jest.setTimeout(90_000);
-
-function frame(t: number, id: number, data: number[]): CanFrame {
-  return {
-    timestamp: t,
-    id,
-    extended: false,
-    remote: false,
-    error: false,
-    fd: false,
-    brs: false,
-    esi: false,
-    dlc: data.length,
-    data: Uint8Array.from(data),
-    channel: 0,
-  };
-}
 
 /** 0x100: counter in byte 0, speed (0.5 km/h per bit) in bytes 2-3; 0x2F0: a door flag. */
 async function writeCapture(file: string): Promise<void> {
@@ -47,47 +29,23 @@ async function writeCapture(file: string): Promise<void> {
 }
 
 describe('the window in headless Chromium', () => {
-  let dir: string;
   let ws: Workspace;
+  let win: OpenWindow;
   let server: RestServer;
-  let context: BrowserContext;
   let page: Page;
-  const consoleErrors: string[] = [];
+  let consoleErrors: string[];
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'canlab-window-'));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'canlab-window-'));
     const capture = path.join(dir, 'drive.log');
     await writeCapture(capture);
     ws = new Workspace();
     await ws.loadCapture(capture);
-    server = await createRestServer({ workspace: ws, token: TOKEN, allowInject: true, port: 0 });
-    context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1400, height: 1000 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push(e.message));
+    win = await openWindow(ws, { token: TOKEN, allowInject: true }, dir);
+    ({ server, page, consoleErrors } = win);
   });
 
-  afterAll(async () => {
-    await context?.close();
-    await server?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => win?.close());
 
   it('shows the capture, builds and undoes a signal, places marks on the timeline and the intelligence list', async () => {
     await page.goto(`${server.url}/#token=${TOKEN}`);
