@@ -14,7 +14,9 @@
  * id. Signedness compares how smoothly the field reads as unsigned or two's complement.
  */
 import type { ByteOrder } from '../dbc/model';
-import { fieldBits, msbFirst, toSigned, type FieldRef } from '../analysis/bits';
+import { describeField, fieldBits, msbFirst, readField, toSigned, type FieldRef } from '../analysis/bits';
+import { carriesLink, carryEvidence, extendsSign, MIN_CARRY_BITS } from './carries';
+import { flipCounts } from './frames';
 
 // Module-level bindings, not `Math.x` in loops: under jest the global object sits behind a
 // vm interceptor and each global lookup in a hot loop costs ~50× (see docs/testing.md).
@@ -32,6 +34,8 @@ export interface SegmentField {
   cost: number;
   /** Sum of the description lengths of its bits taken one by one, bits. */
   bitsCost: number;
+  /** Why parts of it that the description-length split kept apart were joined (evidence lines). */
+  joins?: string[];
 }
 
 export interface Segmentation {
@@ -183,6 +187,7 @@ function fieldOfSpan(order: ByteOrder, a: number, b: number): FieldRef {
 
 /** Segments the moving bits of one message in one byte order. `bits[t * nbits + index]` is bit `index` of frame t. */
 function segmentOrder(
+  data: readonly Uint8Array[],
   bits: Uint8Array,
   n: number,
   nbits: number,
@@ -192,6 +197,8 @@ function segmentOrder(
   scratch: Scratch,
 ): Segmentation {
   const fields: SegmentField[] = [];
+  const frames = data.slice(0, n);
+  const flips = flipCounts(frames, nbits >> 3);
   let total = 0;
   // Describing where a field ends costs about a bit per boundary; a little more keeps noise bits with their field.
   const fieldOverhead = 2;
@@ -253,11 +260,120 @@ function segmentOrder(
       runFields.push({ field: fieldOfSpan(order, q + a, q + b - 1), cost: cost[a]![b - 1 - a]!, bitsCost });
       b = a;
     }
-    fields.push(...runFields.reverse());
-    total += best[len]!;
+    const joined = joinLinked(runFields.reverse(), order, frames, flips, maxLen, scratch, fieldOverhead);
+    fields.push(...joined.fields);
+    // Carries are information the split's coding missed: credited, they also decide the byte order,
+    // since bytes carry into each other only when read in the order they were written.
+    total += best[len]! - joined.credit;
     q = end + 1;
   }
   return { byteOrder: order, fields, cost: total };
+}
+
+/**
+ * Whether `low` is the noise beneath the measured value `high`: READ's flip-rate profile, which
+ * rises from a value's MSB to its LSB and restarts at the next field's MSB, carries on into `low`
+ * (every bit of it flips at least 90% as often as `high`'s least significant bit, which itself
+ * moves in at least a tenth of the frame pairs), and `low` has no structure of its own (it codes in
+ * at least 90% of its raw width per frame). The least significant bits of a sensor reading look like
+ * that; they carry rarely into the bits above, so neither the coding cost nor the carries can join
+ * them, while a separate field beneath a value would restart the profile or show structure.
+ */
+function noiseBeneath(
+  high: SegmentField,
+  low: SegmentField,
+  flips: readonly number[],
+  n: number,
+  overhead: number,
+): boolean {
+  if (high.field.length < 2 || (low.cost - overhead) / n < 0.9 * low.field.length) return false;
+  const pairs = max(1, n - 1);
+  const lsbRate = flips[fieldBits(high.field)[0]!]! / pairs;
+  return lsbRate >= 0.1 && fieldBits(low.field).every((b) => flips[b]! / pairs >= 0.9 * lsbRate);
+}
+
+/**
+ * How strongly `low` continues `high` as one number: the carry information in bits (see
+ * carries.ts), at least MIN_CARRY_BITS for sign-extension bits, a token 1 for noise beneath a value
+ * (joined only when no carry link competes), 0 when nothing links them; and the evidence line.
+ */
+function linkStrength(
+  frames: readonly Uint8Array[],
+  high: SegmentField,
+  low: SegmentField,
+  flips: readonly number[],
+  overhead: number,
+): { rank: number; carried: boolean; why: string } {
+  const carry = carryEvidence(frames, high.field, low.field);
+  const at = `${describeField(high.field)} over ${describeField(low.field)}`;
+  const carries = `${carry.carries} carries in ${carry.steps} steps where chance gives ${carry.expected.toFixed(1)} (${carry.bits.toFixed(0)} bits)`;
+  if (extendsSign(frames, high.field, low.field))
+    return {
+      rank: max(carry.bits, MIN_CARRY_BITS),
+      carried: true,
+      why: `joined ${at}: sign extension; ${carries}`,
+    };
+  if (carriesLink(carry)) return { rank: carry.bits, carried: true, why: `joined ${at}: ${carries}` };
+  return noiseBeneath(high, low, flips, frames.length, overhead)
+    ? { rank: 1, carried: false, why: `joined ${at}: noise bits continuing the flip-rate profile` }
+    : { rank: 0, carried: false, why: '' };
+}
+
+/**
+ * Joins neighbouring fields of one run that are one number (`linkStrength`), strongest link first,
+ * until none is left: the description-length split cannot tell one number from two when carries
+ * are rare or the low bits are noise, and the carries and the flip profile can. Returns the fields
+ * and the carry information credited to this byte order.
+ */
+function joinLinked(
+  run: SegmentField[],
+  order: ByteOrder,
+  frames: readonly Uint8Array[],
+  flips: readonly number[],
+  maxLen: number,
+  scratch: Scratch,
+  overhead: number,
+): { fields: SegmentField[]; credit: number } {
+  const n = frames.length;
+  const fields = [...run];
+  let credit = 0;
+  for (;;) {
+    let best = -1;
+    let strongest = { rank: 0, carried: false, why: '' };
+    for (let i = 0; i + 1 < fields.length; i++) {
+      const a = fields[i]!;
+      const b = fields[i + 1]!;
+      if (a.field.length + b.field.length > maxLen) continue;
+      // Intel numbering runs from the LSB up, Motorola (MSB-first) from the MSB down.
+      const link =
+        order === 'little_endian'
+          ? linkStrength(frames, b, a, flips, overhead)
+          : linkStrength(frames, a, b, flips, overhead);
+      if (link.rank > strongest.rank) {
+        best = i;
+        strongest = link;
+      }
+    }
+    if (best < 0) return { fields, credit };
+    if (strongest.carried) credit += strongest.rank;
+    const a = fields[best]!;
+    const b = fields[best + 1]!;
+    // The first field holds the start bit in both orders: the Intel LSB, the Motorola MSB.
+    const field: FieldRef = {
+      startBit: a.field.startBit,
+      length: a.field.length + b.field.length,
+      byteOrder: order,
+    };
+    const values = new Float64Array(n);
+    for (let t = 0; t < n; t++) values[t] = readField(frames[t]!, field);
+    const cost = sequenceCost(values, n, field.length, scratch) + overhead;
+    fields.splice(best, 2, {
+      field,
+      cost,
+      bitsCost: a.bitsCost + b.bitsCost,
+      joins: [...(a.joins ?? []), ...(b.joins ?? []), strongest.why],
+    });
+  }
 }
 
 /** Frame-major bit matrix of the first `n` payloads. */
@@ -285,8 +401,8 @@ export function segmentFields(
   const maxLen = options.maxFieldLength ?? 32;
   const bits = bitMatrix(data, n, nbits);
   const scratch = new Scratch();
-  const le = segmentOrder(bits, n, nbits, available, 'little_endian', maxLen, scratch);
-  const be = segmentOrder(bits, n, nbits, available, 'big_endian', maxLen, scratch);
+  const le = segmentOrder(data, bits, n, nbits, available, 'little_endian', maxLen, scratch);
+  const be = segmentOrder(data, bits, n, nbits, available, 'big_endian', maxLen, scratch);
   // Ties (every field inside one byte) go to little endian.
   return be.cost < le.cost - 1e-6 ? [be, le] : [le, be];
 }
@@ -340,6 +456,24 @@ export function judgeSignedness(values: readonly number[], width: number): Signe
     };
   }
   const ratio = tvS / tvU;
+  const crossings = topBitCrossings(values, width);
+  if (crossings.middle >= 2 && crossings.zero === 0) {
+    return {
+      signed: false,
+      confidence: 0.8,
+      evidence: `passes the middle of its range in small steps ${crossings.middle} times and never passes through zero: unsigned`,
+    };
+  }
+  const markers = new Set(values.filter((v) => v >= half).slice(0, 64)).size;
+  if (crossings.zero < 2 && markers <= 2 && (ratio < 0.5 || (jumpsU >= 2 && jumpsU > 2 * jumpsS + 1))) {
+    // Read signed it would be smoother, but it reaches "negative" values only by jumps, and only one
+    // or two of them: a range plus a marker such as 0x7FFC ("no target"), unsigned, not negative.
+    return {
+      signed: false,
+      confidence: 0.6,
+      evidence: `the two's-complement reading is smoother, but its ${markers} negative value(s) are reached only in ${crossings.jumps} jumps larger than ${crossings.limit} (8 × the median step), never by a small step through zero: a marker value, read as unsigned`,
+    };
+  }
   let signed: boolean;
   let confidence: number;
   if (jumpsU >= 2 && jumpsU > 2 * jumpsS + 1) {
@@ -357,6 +491,42 @@ export function judgeSignedness(values: readonly number[], width: number): Signe
     confidence,
     evidence: `half-range jumps: ${jumpsU} read unsigned, ${jumpsS} read as two's complement; total variation signed/unsigned ${(ratio * 100).toFixed(1)}%; MSB set in ${((negatives / values.length) * 100).toFixed(1)}% of frames`,
   };
+}
+
+/**
+ * Changes of the top bit, by how the value passes them: `zero` counts those that are a small step
+ * read as two's complement (through zero), `middle` those that are a small step read unsigned
+ * (through the middle of the range), `jumps` the rest. Small is at most 8 times the median nonzero
+ * step (at least 2). A quantity crosses a boundary the way it moves elsewhere; a marker value is
+ * reached by a jump.
+ */
+function topBitCrossings(
+  values: readonly number[],
+  width: number,
+): { zero: number; middle: number; jumps: number; limit: number } {
+  const steps: number[] = [];
+  for (let t = 1; t < values.length; t++) {
+    const d = min(
+      abs(values[t]! - values[t - 1]!),
+      abs(toSigned(values[t]!, width) - toSigned(values[t - 1]!, width)),
+    );
+    if (d > 0) steps.push(d);
+  }
+  steps.sort((a, b) => a - b);
+  const limit = max(2, 8 * (steps[steps.length >> 1] ?? 0));
+  const half = 2 ** (width - 1);
+  let zero = 0;
+  let middle = 0;
+  let jumps = 0;
+  for (let t = 1; t < values.length; t++) {
+    const a = values[t - 1]!;
+    const b = values[t]!;
+    if (a >= half === b >= half) continue;
+    if (abs(toSigned(b, width) - toSigned(a, width)) <= limit) zero++;
+    else if (abs(b - a) <= limit) middle++;
+    else jumps++;
+  }
+  return { zero, middle, jumps, limit };
 }
 
 /** Flip rate of each bit of a field from MSB to LSB, for evidence lines. */

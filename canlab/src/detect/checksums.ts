@@ -51,6 +51,8 @@ interface Match {
   matchRate: number;
   /** Prior strength of the algorithm as evidence (CRCs are unlikely to match by chance). */
   strength: number;
+  /** A sum whose constant is the id bytes (Tesla) or id bytes + length (Toyota): a 1-in-128 chance otherwise. */
+  idDerived?: boolean;
 }
 
 function sumVariant(k: number, idSum: number, length: number): string {
@@ -100,6 +102,7 @@ function tryByteChecksums(msg: MessageFrames, pos: number, minRate: number): Mat
       constant: sm.value,
       matchRate: sm.share,
       strength: 0.9,
+      idDerived: sm.value === (idSum & 0xff) || sm.value === ((idSum + length) & 0xff),
     });
   const nm = modeShare(negC);
   if (nm.share >= minRate) {
@@ -237,7 +240,11 @@ export function detectChecksums(msg: MessageFrames, options: ChecksumOptions = {
     const distinct = distinctCount(data.map((d) => d[pos]!));
     if (distinct < 4) continue;
     const varyingOthers = byteVaries.filter((v, i) => v && i !== pos).length;
-    const matches = tryByteChecksums(msg, pos, minRate).filter((m) => m.strength === 1 || varyingOthers >= 2);
+    // With one other byte varying, a sum, XOR or copy all read as a fixed function of it: only a CRC or a
+    // constant derived from the id (the scheme's signature, a 1-in-128 coincidence otherwise) tells a checksum.
+    const matches = tryByteChecksums(msg, pos, minRate).filter(
+      (m) => m.strength === 1 || m.idDerived === true || varyingOthers >= 2,
+    );
     if (varyingOthers < 1) continue;
     const best = matches.sort((a, b) => b.matchRate * b.strength - a.matchRate * a.strength)[0];
     if (!best) continue;
@@ -322,26 +329,34 @@ function randomness(msg: MessageFrames, c: ChecksumCandidate): number {
 
 /**
  * XOR, "constant minus sum" and Honda-style nibble checksums are symmetric: when one byte (nibble)
- * is the XOR of the others, every byte is. Keep one position per such rule: the one whose bits look
- * most random (checksum bits flip like coins; data bits do not), ties to the last, then the first.
+ * is the XOR of the others, every byte is. A plain sum is not, but holds at two positions p and q
+ * whenever the bytes other than p and q barely change (then byte q is byte p minus a constant), as
+ * when a message carries only a counter and its checksum. Keep one position per such rule: the one
+ * that satisfies it in the most frames, then the one whose bits look most random (checksum bits flip
+ * like coins; data bits do not), ties to the last, then the first.
  */
 function resolveSymmetric(found: ChecksumCandidate[], msg: MessageFrames): ChecksumCandidate[] {
-  const symmetric = new Set<ChecksumAlgorithm>(['xor8', 'negsum8', 'nibble_negsum']);
+  const symmetric = new Set<ChecksumAlgorithm>(['xor8', 'negsum8', 'nibble_negsum', 'sum8']);
   const keep: ChecksumCandidate[] = found.filter((c) => !symmetric.has(c.algorithm));
   const families = new Map<string, ChecksumCandidate[]>();
   for (const c of found) {
     if (!symmetric.has(c.algorithm)) continue;
-    const key = `${c.algorithm}:${c.constant}`;
+    // Sums at two positions differ in their constants (by the sum of the bytes that stay put).
+    const key = c.algorithm === 'sum8' ? c.algorithm : `${c.algorithm}:${c.constant}`;
     families.set(key, [...(families.get(key) ?? []), c]);
   }
   const lastStart = (c: ChecksumCandidate): number => fieldBits(c.field)[0]!;
   for (const list of families.values()) {
     const scored = list.map((c) => ({ c, r: randomness(msg, c) }));
-    scored.sort((a, b) => b.r - a.r || lastStart(b.c) - lastStart(a.c));
+    scored.sort((a, b) => b.c.matchRate - a.c.matchRate || b.r - a.r || lastStart(b.c) - lastStart(a.c));
     const top = scored[0]!;
     if (list.length > 1) {
+      const why =
+        top.c.algorithm === 'sum8'
+          ? 'the sum holds there because the other bytes barely change'
+          : 'the rule is symmetric';
       top.c.evidence.push(
-        `the rule is symmetric (${list.length} positions satisfy it); this position's bits flip most like a checksum's (randomness ${top.r.toFixed(2)} vs next ${scored[1]!.r.toFixed(2)})`,
+        `${why} (${list.length} positions satisfy it); this one satisfies it in the most frames (${(top.c.matchRate * 100).toFixed(1)}% vs ${(scored[1]!.c.matchRate * 100).toFixed(1)}%) and its bits flip most like a checksum's (randomness ${top.r.toFixed(2)} vs ${scored[1]!.r.toFixed(2)})`,
       );
       top.c.confidence *= Math.min(1, 0.6 + (top.r - scored[1]!.r));
     }

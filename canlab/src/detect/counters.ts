@@ -1,10 +1,11 @@
 /**
- * Counter detection: fields of any width (2..16 bits) and position, in either byte order, whose
+ * Counter detection: fields of any width (1..16 bits) and position, in either byte order, whose
  * value advances by a constant step every frame modulo 2^width (or modulo max+1 for counters that
  * skip the top values), with wrap-around.
  */
 import type { ByteOrder } from '../dbc/model';
 import { fieldBits, fieldFromLsb, msbFirst, readField } from '../analysis/bits';
+import { partOfNumber } from './carries';
 import { flipCounts, type MessageFrames } from './frames';
 import type { CounterCandidate } from './types';
 
@@ -56,6 +57,22 @@ function fitCounter(values: Float64Array, width: number): Fit | undefined {
   return { step, modulus, matchRate: rate, wraps };
 }
 
+/**
+ * Whether `bit` is the least significant bit of a number moving by about an odd amount per frame (a
+ * fast ramp): its LSB alternates like a 1-bit counter's, but the bits above carry from it or change
+ * against it (carries.ts), in either byte order, while its wider readings do not count.
+ */
+function lsbOfNumber(
+  data: readonly Uint8Array[],
+  bit: number,
+  flips: readonly number[],
+  exclude: ReadonlySet<number>,
+): boolean {
+  const moving = (b: number): boolean => flips[b]! > 0 && !exclude.has(b);
+  const orders: ByteOrder[] = ['little_endian', 'big_endian'];
+  return orders.some((order) => partOfNumber(data, fieldFromLsb(bit, 1, order), moving, ['above']));
+}
+
 /** Counters of one id's frames, widest first, no two sharing a bit. */
 export function detectCounters(msg: MessageFrames, options: CounterOptions = {}): CounterCandidate[] {
   const minRate = options.minMatchRate ?? 0.9;
@@ -73,7 +90,13 @@ export function detectCounters(msg: MessageFrames, options: CounterOptions = {})
       if (exclude.has(lsb) || flips[lsb]! < 0.85 * (n - 1)) continue;
       const values = new Float64Array(n);
       for (let t = 0; t < n; t++) values[t] = (data[t]![lsb >> 3]! >> (lsb & 7)) & 1;
-      let best: { width: number; fit: Fit } | undefined;
+      // Width 1 is a counter too: a bit that toggles in (nearly) every frame counts modulo 2, where a
+      // flag would hold its state. Wider readings replace it when they also count.
+      const single = fitCounter(values, 1);
+      let best: { width: number; fit: Fit } | undefined =
+        single && single.matchRate >= minRate && !lsbOfNumber(data, lsb, flips, exclude)
+          ? { width: 1, fit: single }
+          : undefined;
       for (let w = 2; w <= maxWidth; w++) {
         const bit = order === 'little_endian' ? lsb + w - 1 : msbFirst(msbFirst(lsb) - (w - 1));
         if (order === 'little_endian' ? bit >= nbits : msbFirst(lsb) - (w - 1) < 0) break;

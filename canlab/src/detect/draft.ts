@@ -17,6 +17,8 @@ interface Claim {
   valueTable?: Map<number, string>;
   minimum?: number;
   maximum?: number;
+  /** Fixed name (placeholders); otherwise one is made from the kind and field. */
+  name?: string;
 }
 
 const PREFIX: Record<Claim['kind'], string> = {
@@ -131,6 +133,47 @@ function commentText(lines: string[], confidence: number): string {
   return [`confidence ${confidence.toFixed(2)}`, ...lines].join('; ').replace(/["\\]/g, "'");
 }
 
+/**
+ * A decoder that meets a selector value its DBC does not list stops (cantools raises "expected
+ * multiplexer id ..."), so every value the capture showed gets a page: values under which no field
+ * was found (too few frames to analyse, or nothing moved) get a raw placeholder over the bits of
+ * the widest multiplexed field, which no always-present signal overlaps.
+ */
+function withEveryPage(accepted: Claim[], idf: IdFindings): Claim[] {
+  const mux = idf.multiplexers[0];
+  const paged = accepted.filter((c) => c.multiplexerValue !== undefined);
+  const widest = paged.sort((a, b) => b.field.length - a.field.length)[0];
+  if (!mux || !widest) {
+    // A selector without any page content multiplexes nothing: keep it as a plain field.
+    return accepted.map((c) => (c.kind === 'multiplexer' ? { ...c, kind: 'field' } : c));
+  }
+  const values = [...mux.groups, ...mux.rareValues];
+  const placeholders = values
+    .filter((v) => !paged.some((c) => c.multiplexerValue === v.value))
+    .map((v): Claim => ({
+      kind: 'field',
+      name: `RAW_${idf.key}_m${v.value}`,
+      field: widest.field,
+      confidence: 0,
+      evidence: [
+        `selector value ${v.value} in ${v.frames} frames: no field found under it; raw bits so that decoders know the value`,
+      ],
+      signed: false,
+      multiplexerValue: v.value,
+    }));
+  return [...accepted, ...placeholders];
+}
+
+/** Without a selector, page-specific claims would overlap as plain signals: they are dropped. */
+function withoutPages(accepted: Claim[], dropped: string[]): Claim[] {
+  for (const c of accepted)
+    if (c.multiplexerValue !== undefined)
+      dropped.push(
+        `${c.kind} at bit ${c.field.startBit} len ${c.field.length} (page ${c.multiplexerValue}, no selector)`,
+      );
+  return accepted.filter((c) => c.multiplexerValue === undefined);
+}
+
 export function buildDraftMessage(idf: IdFindings): DbcMessage {
   const claims = claimsOf(idf).sort(
     (a, b) => b.confidence - a.confidence || RANK[b.kind] - RANK[a.kind] || b.field.length - a.field.length,
@@ -157,15 +200,16 @@ export function buildDraftMessage(idf: IdFindings): DbcMessage {
     });
   }
   const hasMux = accepted.some((c) => c.kind === 'multiplexer');
+  const final = hasMux ? withEveryPage(accepted, idf) : withoutPages(accepted, dropped);
   const used = new Set<string>();
-  const signals: DbcSignal[] = accepted
+  const signals: DbcSignal[] = final
     .sort((a, b) => fieldBits(a.field)[0]! - fieldBits(b.field)[0]!)
     .map((c) => {
       const full = c.signed
         ? { min: -(2 ** (c.field.length - 1)), max: 2 ** (c.field.length - 1) - 1 }
         : { min: 0, max: 2 ** c.field.length - 1 };
       const signal: DbcSignal = {
-        name: signalName(c.kind, idf, c.field, used),
+        name: c.name ?? signalName(c.kind, idf, c.field, used),
         startBit: c.field.startBit,
         length: c.field.length,
         byteOrder: c.field.byteOrder,
@@ -181,7 +225,7 @@ export function buildDraftMessage(idf: IdFindings): DbcMessage {
         comment: commentText(c.evidence, c.confidence),
         attributes: {},
       };
-      if (hasMux && c.multiplexerValue !== undefined) signal.multiplexerValue = c.multiplexerValue;
+      if (c.multiplexerValue !== undefined) signal.multiplexerValue = c.multiplexerValue;
       if (c.valueTable) signal.valueTable = c.valueTable;
       return signal;
     });

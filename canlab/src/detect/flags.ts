@@ -75,6 +75,10 @@ export function judgeValueTable(
   const rate = changes / (n - 1);
   if (counts.size < 2 || counts.size > maxDistinct || rate > (options.maxChangeRate ?? 0.25))
     return undefined;
+  // An enumeration holds each state for a while; values met in a single frame are a number passing
+  // through (a ramp, a radar track's first readings) or glitches, not states.
+  const once = [...counts.values()].filter((c) => c === 1).length;
+  if (once > counts.size / 4) return undefined;
   const values = [...counts.entries()]
     .map(([value, count]) => ({ value, count }))
     .sort((a, b) => a.value - b.value);

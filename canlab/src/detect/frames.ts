@@ -3,7 +3,8 @@
  * payload length, in capture order, and their bit matrix.
  */
 import type { CanFrame } from '../frame';
-import { formatId } from '../analysis/bits';
+import type { ByteOrder } from '../dbc/model';
+import { bytesSpanned, fieldBits, fieldFromLsb, formatId, type FieldRef } from '../analysis/bits';
 
 export interface MessageFrames {
   id: number;
@@ -72,4 +73,29 @@ export function flipCounts(data: readonly Uint8Array[], length: number): number[
     }
   }
   return flips;
+}
+
+/** Re-expresses a field that lies inside one byte in the given byte order (same bits, same value). */
+export function inByteOrder(field: FieldRef, order: ByteOrder): FieldRef {
+  if (field.byteOrder === order || bytesSpanned(field) > 1) return field;
+  return fieldFromLsb(fieldBits(field)[0]!, field.length, order);
+}
+
+/**
+ * Fewest distinct payloads an id needs before a checksum or multiplexer is claimed on it. Each rule
+ * tried has a free parameter (a sum's constant, a CRC's data id) that the first payload fixes; every
+ * further distinct payload then fits by accident with chance 1/256. Over 8 of them, the chance that
+ * one of the ~10^3 rules tried per byte fits is about 10^3 / 256^7, nil; over 3, it is 1 in 65.
+ * Fewer distinct payloads show too little to tell structure from coincidence.
+ */
+export const MIN_DISTINCT_PAYLOADS = 8;
+
+/** Number of different payloads (up to `cap`, where counting can stop). */
+export function distinctPayloads(data: readonly Uint8Array[], cap = Infinity): number {
+  const seen = new Set<string>();
+  for (const d of data) {
+    seen.add(String.fromCharCode(...d));
+    if (seen.size >= cap) break;
+  }
+  return seen.size;
 }

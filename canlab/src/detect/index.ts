@@ -4,29 +4,34 @@
  */
 import type { ByteOrder } from '../dbc/model';
 import type { CanFrame } from '../frame';
-import { bytesSpanned, fieldBits, fieldFromLsb, readField, toSigned, type FieldRef } from '../analysis/bits';
+import { bytesSpanned, fieldBits, readField, toSigned, type FieldRef } from '../analysis/bits';
 import { flipProfile, judgeSignedness, segmentFields } from './boundaries';
 import { detectChecksums } from './checksums';
 import { detectCounters } from './counters';
 import { judgeFlag, judgeValueTable } from './flags';
-import { flipCounts, groupById, messageFrames, type MessageFrames } from './frames';
+import {
+  distinctPayloads,
+  flipCounts,
+  groupById,
+  inByteOrder,
+  messageFrames,
+  MIN_DISTINCT_PAYLOADS,
+  type MessageFrames,
+} from './frames';
 import { detectMultiplexer } from './multiplexers';
 import type { FieldCandidate, Findings, FlagCandidate, IdFindings, ValueTableCandidate } from './types';
 
 export * from './types';
 export { buildDraftDbc } from './draft';
+export { inByteOrder, MIN_DISTINCT_PAYLOADS } from './frames';
 
 export interface DetectOptions {
   /** Frames per id used by the boundary segmentation (the first ones). Default 1500. */
   maxSegmentFrames?: number;
   /** Ids with fewer frames are listed without detection. Default 8. */
   minFrames?: number;
-}
-
-/** Re-expresses a field that lies inside one byte in the given byte order (same bits, same value). */
-export function inByteOrder(field: FieldRef, order: ByteOrder): FieldRef {
-  if (field.byteOrder === order || bytesSpanned(field) > 1) return field;
-  return fieldFromLsb(fieldBits(field)[0]!, field.length, order);
+  /** Checksums and multiplexers are only claimed on ids with this many distinct payloads. Default MIN_DISTINCT_PAYLOADS. */
+  minDistinctPayloads?: number;
 }
 
 interface FieldJudgement {
@@ -92,6 +97,7 @@ function judgeFields(
           ? `${field.byteOrder === 'little_endian' ? 'Intel' : 'Motorola'} order codes the id ${orderMargin.toFixed(2)} bits/frame shorter than the other order`
           : 'inside one byte: either byte order reads the same value',
         sign.evidence,
+        ...(seg.joins ?? []),
       ],
       ...mux,
     });
@@ -99,6 +105,18 @@ function judgeFields(
     if (table) out.valueTables.push({ ...table, ...mux });
   }
   return out;
+}
+
+/** Whether `field` holds one value under each value of `selector`. */
+function fixedPerPage(data: readonly Uint8Array[], selector: FieldRef, field: FieldRef): boolean {
+  const seen = new Map<number, number>();
+  for (const d of data) {
+    const page = readField(d, selector);
+    const v = readField(d, field);
+    if ((seen.get(page) ?? v) !== v) return false;
+    seen.set(page, v);
+  }
+  return true;
 }
 
 function movingBits(data: readonly Uint8Array[], length: number): Set<number> {
@@ -130,18 +148,22 @@ export function detectMessage(msg: MessageFrames, options: DetectOptions = {}): 
 
   const claimed = new Set<number>();
   const claim = (field: FieldRef): void => fieldBits(field).forEach((b) => claimed.add(b));
-  findings.checksums = detectChecksums(msg);
+  const minDistinct = options.minDistinctPayloads ?? MIN_DISTINCT_PAYLOADS;
+  const varied = distinctPayloads(data, minDistinct) >= minDistinct;
+  findings.checksums = varied ? detectChecksums(msg) : [];
   findings.checksums.forEach((c) => claim(c.field));
   let counters = detectCounters(msg, { excludeBits: claimed });
 
-  const mux = detectMultiplexer(data, length, {
-    excludeBits: claimed,
-    extraCandidates: counters.map((c) => c.field),
-  });
+  const mux = varied
+    ? detectMultiplexer(data, length, { excludeBits: claimed, extraCandidates: counters.map((c) => c.field) })
+    : undefined;
   if (mux) {
-    // A round-robin selector also reads as a counter: the multiplexer explanation wins.
+    // A round-robin selector also reads as a counter: the multiplexer explanation wins. So does page
+    // content that holds one value per page: it alternates only because the pages do.
     const selBits = new Set(fieldBits(mux.field));
-    counters = counters.filter((c) => !fieldBits(c.field).some((b) => selBits.has(b)));
+    counters = counters.filter(
+      (c) => !fieldBits(c.field).some((b) => selBits.has(b)) && !fixedPerPage(data, mux.field, c.field),
+    );
     findings.multiplexers.push(mux);
     claim(mux.field);
   }

@@ -3,7 +3,10 @@
  * are grouped by the selector's value; bits that move within some groups and stay constant within
  * other (well-populated) groups are evidence of multiplexing.
  */
+import type { ByteOrder } from '../dbc/model';
 import { describeField, fieldBits, readField, type FieldRef } from '../analysis/bits';
+import { partOfNumber } from './carries';
+import { inByteOrder } from './frames';
 import type { MultiplexerCandidate } from './types';
 
 // Module-level bindings, not `Math.x` in loops: under jest the global object sits behind a
@@ -41,6 +44,21 @@ function groupBy(data: readonly Uint8Array[], field: FieldRef, maxGroups: number
     .sort((a, b) => a.value - b.value);
 }
 
+/** Distinct patterns of `bits` over the frames (counting stops at `cap`). */
+function patterns(
+  data: readonly Uint8Array[],
+  frames: readonly number[],
+  bits: readonly number[],
+  cap: number,
+): number {
+  const seen = new Set<string>();
+  for (const t of frames) {
+    seen.add(bits.map((b) => (data[t]![b >> 3]! >> (b & 7)) & 1).join(''));
+    if (seen.size >= cap) break;
+  }
+  return seen.size;
+}
+
 /** Per bit, how often it flips between consecutive frames of the group. */
 export function groupFlipCounts(
   data: readonly Uint8Array[],
@@ -70,13 +88,16 @@ export function detectMultiplexer(
   if (n < 40) return undefined;
   const exclude = options.excludeBits ?? new Set<number>();
   const minSpecific = options.minSpecificBits ?? 3;
-  const candidates: FieldRef[] = [...(options.extraCandidates ?? [])];
+  const candidates: FieldRef[] = [];
   for (let byte = 0; byte < length; byte++) {
     for (let lo = 0; lo < 8; lo++) {
       for (let w = 1; lo + w <= 8; w++)
         candidates.push({ startBit: byte * 8 + lo, length: w, byteOrder: 'little_endian' });
     }
   }
+  // After the in-byte fields, so that a tie (page content that copies the selector) goes to the field
+  // nearest the start of the payload, where selectors sit.
+  candidates.push(...(options.extraCandidates ?? []));
   let best: { cand: MultiplexerCandidate; score: number } | undefined;
   const allFlips = groupFlipCounts(
     data,
@@ -84,6 +105,8 @@ export function detectMultiplexer(
     length,
   );
   const minGroup = max(10, floor(n * 0.02));
+  const movingBit = (b: number): boolean => allFlips[b]! > 0 && !exclude.has(b);
+  const orders: ByteOrder[] = ['little_endian', 'big_endian'];
   for (const field of candidates) {
     const own = new Set(fieldBits(field));
     if ([...own].some((b) => exclude.has(b))) continue;
@@ -108,6 +131,11 @@ export function detectMultiplexer(
       if (still) specific.push(b);
     }
     if (specific.length < minSpecific) continue;
+    // Pages carry content of their own: under at least two values, the bits specific to pages must
+    // take three or more patterns (a signal moving). A cut through a cycling table shows instead
+    // two fixed entries that happen to share the cut's value alternating, and nothing else.
+    const withContent = big.filter((g) => patterns(data, g.frames, specific, 3) >= 3).length;
+    if (withContent < 2) continue;
     // Switching pages makes the other bits flip far more between consecutive frames than within a page.
     let across = 0;
     let within = 0;
@@ -122,6 +150,14 @@ export function detectMultiplexer(
     }
     const ratio = across / max(1e-9, within);
     if (ratio < 1.25) continue;
+    // A selector is a field of its own. Bits of a number that moves smoothly across all frames (a
+    // radar track's speed) also split the capture into "pages" (other fields differ between the
+    // track's states), but they carry into their neighbours: such a cut is no multiplexer. The upper
+    // part of a number changes only when the part below carries into it, so it is never a field that
+    // switches in most frames; for one that does (a round-robin selector) the "carries" would measure
+    // how page contents differ, not carries, and are not tested.
+    const slow = changes <= 0.5 * (n - 1);
+    if (slow && orders.some((order) => partOfNumber(data, inByteOrder(field, order), movingBit))) continue;
     // Prefer the selector under which pages are purest (fewest flips within a page), then narrower ones.
     const score = ratio - 0.001 * field.length;
     if (best && score <= best.score) continue;
@@ -136,6 +172,9 @@ export function detectMultiplexer(
         kind: 'multiplexer',
         field,
         groups: groupsOut,
+        rareValues: groups
+          .filter((g) => g.frames.length < minGroup)
+          .map((g) => ({ value: g.value, frames: g.frames.length })),
         confidence: min(0.95, 0.5 + 0.05 * specific.length),
         evidence: [
           `${describeField(field)} takes ${groups.length} values; ${specific.length} other bits move under some values and stay constant under others`,

@@ -74,6 +74,8 @@ export interface MultiplexerCandidate extends CandidateBase {
   kind: 'multiplexer';
   /** Selector value → DBC bit indices that move only while the selector holds it (plus shared bits). */
   groups: Array<{ value: number; frames: number; movingBits: number[] }>;
+  /** Selector values seen in too few frames to analyse their page; a decoder must still know them. */
+  rareValues: Array<{ value: number; frames: number }>;
 }
 
 export type Candidate =

@@ -7,7 +7,7 @@ import { bitSetKey, bytesSpanned, fieldBits, formatId, type FieldRef } from '../
 import type { Findings, IdFindings } from '../detect/types';
 import type { TruthMessage, TruthSignal } from './generate';
 
-interface Detected {
+export interface Detected {
   kind: 'counter' | 'checksum' | 'multiplexer' | 'field' | 'flag';
   field: FieldRef;
   signed: boolean;
@@ -48,7 +48,7 @@ export interface EvalScore {
   misses: string[];
 }
 
-function detections(idf: IdFindings): Detected[] {
+export function detections(idf: IdFindings): Detected[] {
   return [
     ...idf.counters.map((c): Detected => ({ kind: 'counter', field: c.field, signed: false })),
     ...idf.checksums.map((c): Detected => ({
@@ -246,12 +246,18 @@ export function formatScoreTable(rows: Array<{ name: string; score: EvalScore }>
           : `${(s.signedF1 * 100).toFixed(1)}% (tp ${s.signedCounts.tp} fp ${s.signedCounts.fp} fn ${s.signedCounts.fn})`,
     ],
   ];
-  const header = ['metric', ...rows.map((r) => r.name)];
-  const table = metrics.map(([label, fn]) => [label, ...rows.map((r) => fn(r.score))]);
-  const widths = header.map((h, c) => Math.max(h.length, ...table.map((r) => r[c]!.length)));
+  return textTable(
+    ['metric', ...rows.map((r) => r.name)],
+    metrics.map(([label, fn]) => [label, ...rows.map((r) => fn(r.score))]),
+  );
+}
+
+/** A plain-text table: the first column left-aligned, the others right-aligned. */
+export function textTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
   const line = (cells: string[]): string =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ');
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...table.map(line)].join('\n');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...rows.map(line)].join('\n');
 }
 
 export function f1(s: EvalScore): number {
