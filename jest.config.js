@@ -3,7 +3,7 @@
 const transform = { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 // ESM-only packages that jest (on Node 20) must compile to CommonJS like our own code.
 const transformIgnorePatterns = [
-  '/node_modules/(?!(jose|@prisma/schema-engine-wasm|hyparquet|hyparquet-writer)/)',
+  '/node_modules/(?!(jose|@prisma/schema-engine-wasm|hyparquet|hyparquet-writer|@otplib|@noble/hashes|@scure/base|openid-client|oauth4webapi|oidc-provider)/)',
 ];
 
 module.exports = {

@@ -20,6 +20,8 @@ import { createEdgeForgeActivities } from './edgeforge';
 import { createEdgeRolloutActivities } from './edge';
 import { createCloudActivities } from './cloud';
 import { createDrivableActivities } from './drivable/backfill';
+import { createJobActivities } from './jobs/cancel';
+import { createWebhookActivities } from './webhooks';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -44,6 +46,8 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createEdgeForgeActivities(deps),
     ...createEdgeRolloutActivities(deps),
     ...createCloudActivities(deps),
+    ...createJobActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

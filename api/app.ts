@@ -168,6 +168,14 @@ export function createApp(deps: AppDeps): PlatformApp {
           method: req.method,
           url: req.url.split('?')[0],
         }),
+        // The OIDC callback's redirect carries the sign-in token in its fragment (docs/oidc.md).
+        res: (res: { statusCode: number; headers: Record<string, unknown> }) => ({
+          statusCode: res.statusCode,
+          headers: {
+            ...res.headers,
+            location: String(res.headers.location ?? '').split('#')[0] || undefined,
+          },
+        }),
       },
     }),
   );

@@ -75,3 +75,39 @@ describe('loadConfig', () => {
     expect(loadConfig({ APP_ENV: 'test' }).env).toBe('test');
   });
 });
+
+describe('identity settings (auth and mail sections, docs/identity.md)', () => {
+  it('keeps sign-up off and mail unconfigured by default', () => {
+    const c = loadConfig({});
+    expect(c.auth).toMatchObject({ signupMode: 'off', signupDomains: [], passwordMinLength: 12 });
+    expect(c.mail).toEqual({ port: 587, secure: false });
+  });
+
+  it('reads the allowed sign-up domains as a lower-case list and refuses what is not a domain', () => {
+    expect(
+      loadConfig({ APP_AUTH__SIGNUP_DOMAINS: ' Example.org, lab.example.org ,' }).auth.signupDomains,
+    ).toEqual(['example.org', 'lab.example.org']);
+    expect(() => loadConfig({ APP_AUTH__SIGNUP_DOMAINS: 'example.org,@evil' })).toThrow(
+      /APP_AUTH__SIGNUP_DOMAINS/,
+    );
+    expect(() => loadConfig({ APP_AUTH__SIGNUP_MODE: 'open' })).toThrow(/APP_AUTH__SIGNUP_MODE/);
+  });
+
+  it('needs a From address with an SMTP host, and a user with an SMTP password', () => {
+    expect(() => loadConfig({ APP_MAIL__HOST: 'smtp.example.org' })).toThrow(/APP_MAIL__FROM: required/);
+    expect(() =>
+      loadConfig({
+        APP_MAIL__HOST: 'smtp.example.org',
+        APP_MAIL__FROM: 'a@example.org',
+        APP_MAIL__PASSWORD: 'x',
+      }),
+    ).toThrow(/APP_MAIL__USER: required/);
+    expect(
+      loadConfig({
+        APP_MAIL__HOST: 'smtp.example.org',
+        APP_MAIL__FROM: 'a@example.org',
+        APP_MAIL__SECURE: 'true',
+      }).mail,
+    ).toMatchObject({ host: 'smtp.example.org', secure: true, port: 587 });
+  });
+});

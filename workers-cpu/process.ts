@@ -1,8 +1,10 @@
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../core/config';
 import { createCpuActivities } from '../activities';
 import { createDb } from '../activities/db';
+import { ensureWebhookDispatcher } from '../activities/webhooks/dispatcher';
 import { createObjectStore } from '../activities/storage/object-store';
 import { createEventHub } from '../runtime/event-hub';
 import { workerProcess, type WorkerProcess } from '../runtime/worker-process';
@@ -20,13 +22,17 @@ export async function startCpuWorkerProcess(config: AppConfig, logger: Logger): 
     name: 'workers-cpu',
     logger,
     polling: { fields: { taskQueue: config.temporal.cpuTaskQueue }, message: 'workers-cpu polling' },
-    create: () =>
-      createCpuWorker({
+    create: async () => {
+      const worker = await createCpuWorker({
         connection,
         config,
         workflowBundle,
         activities: createCpuActivities({ config, db, storage: createObjectStore(config.storage), events }),
-      }),
+      });
+      // The webhook outbox's one dispatcher runs wherever a cpu worker can run it (docs/webhooks.md).
+      await ensureWebhookDispatcher(new Client({ connection, namespace: config.temporal.namespace }), config);
+      return worker;
+    },
     release: async () => {
       await connection.close();
       await events.close();

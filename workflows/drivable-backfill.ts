@@ -1,6 +1,7 @@
 import { proxyActivities, rootCause } from '@temporalio/workflow';
 import { gpuSlotActivityOptions } from './gpu-slot';
 import { reportingFailure } from './failure';
+import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
 import type { GpuActivities } from '../activities';
 
 export interface DrivableBackfillWorkflowInput {
@@ -22,6 +23,7 @@ export async function drivableBackfillWorkflow(input: DrivableBackfillWorkflowIn
     gpuSlotActivityOptions(input, ['UnavailableError', 'NotFoundError']),
   );
   const steps = proxyActivities<GpuActivities>({
+    ...WAIT_FOR_STEP_ON_CANCEL,
     taskQueue: input.gpuTaskQueue,
     startToCloseTimeout: '1 minute',
     retry: { maximumAttempts: 10 },

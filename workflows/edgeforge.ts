@@ -1,12 +1,14 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { CpuActivities } from '../activities';
 import { reportingFailure } from './failure';
+import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
 
 export interface EdgeForgeWorkflowInput {
   runId: string;
 }
 
 const steps = proxyActivities<CpuActivities>({
+  ...WAIT_FOR_STEP_ON_CANCEL,
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['EdgeForgeRefused'] },
 });
@@ -16,6 +18,7 @@ const steps = proxyActivities<CpuActivities>({
  * and every timed run, so a worker that dies is noticed within the heartbeat timeout.
  */
 const work = proxyActivities<CpuActivities>({
+  ...WAIT_FOR_STEP_ON_CANCEL,
   startToCloseTimeout: '20 minutes',
   heartbeatTimeout: '2 minutes',
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['EdgeForgeRefused'] },

@@ -2,6 +2,7 @@ import { ApplicationFailure, executeChild, proxyActivities, rootCause } from '@t
 import type { CpuActivities } from '../activities';
 import type { ErrorRunSummary } from '../activities/errordetect/runs';
 import { reportingFailure } from './failure';
+import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
 import { inferenceRunWorkflow } from './inference-run';
 
 export interface ErrorDetectWorkflowInput {
@@ -12,12 +13,14 @@ export interface ErrorDetectWorkflowInput {
 }
 
 const steps = proxyActivities<CpuActivities>({
+  ...WAIT_FOR_STEP_ON_CANCEL,
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 10, nonRetryableErrorTypes: ['ErrorDetectRefused'] },
 });
 
 /** Detection reads the scope and writes its candidates in one transaction: minutes for the largest scope. */
 const detection = proxyActivities<CpuActivities>({
+  ...WAIT_FOR_STEP_ON_CANCEL,
   startToCloseTimeout: '30 minutes',
   retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['ErrorDetectRefused'] },
 });

@@ -1,10 +1,12 @@
 import { proxyActivities } from '@temporalio/workflow';
 import { reportingFailure } from './failure';
+import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
 import type { CpuActivities } from '../activities';
 import type { ExportOutcome, ExportWorkflowInput } from '../activities/export';
 
 const notice = proxyActivities<CpuActivities>({ startToCloseTimeout: '1 minute' });
 const steps = proxyActivities<CpuActivities>({
+  ...WAIT_FOR_STEP_ON_CANCEL,
   startToCloseTimeout: '1 hour',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['ExportRefused'] },
 });
@@ -16,6 +18,7 @@ const steps = proxyActivities<CpuActivities>({
  */
 export async function exportWorkflow(input: ExportWorkflowInput): Promise<ExportOutcome> {
   const pages = proxyActivities<CpuActivities>({
+    ...WAIT_FOR_STEP_ON_CANCEL,
     // One activity writes every page; the heartbeat and the job row carry the cursor, so a worker
     // killed mid-export is noticed within the heartbeat timeout and the retry continues after the
     // last page it recorded, without writing any page twice.

@@ -1,4 +1,5 @@
 import type { ActivityOptions } from '@temporalio/workflow';
+import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
 
 /**
  * Activity options of a heartbeating activity on the `gpu` queue that waits for its single slot
@@ -11,6 +12,7 @@ export function gpuSlotActivityOptions(
   nonRetryable: string[],
 ): ActivityOptions {
   return {
+    ...WAIT_FOR_STEP_ON_CANCEL,
     taskQueue: input.gpuTaskQueue,
     startToCloseTimeout: '12 hours',
     heartbeatTimeout: `${input.heartbeatTimeoutSeconds} seconds`,

@@ -23,3 +23,5 @@ export * from './edge-rollout';
 export * from './training-sweep';
 export * from './cloud';
 export * from './drivable-backfill';
+export * from './job-cancel';
+export * from './webhooks';

@@ -1,5 +1,6 @@
 import { proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import { reportingFailure } from './failure';
+import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
 import type { CpuActivities } from '../activities';
 import type { IngestResult, IngestWorkflowInput } from '../activities/ingest/types';
 
@@ -16,9 +17,14 @@ const retry: RetryPolicy = {
   nonRetryableErrorTypes: ['DriveRefused', 'ModelUnavailable'],
 };
 
-const quick = proxyActivities<CpuActivities>({ startToCloseTimeout: '5 minutes', retry });
+const quick = proxyActivities<CpuActivities>({
+  ...WAIT_FOR_STEP_ON_CANCEL,
+  startToCloseTimeout: '5 minutes',
+  retry,
+});
 /** Steps that walk every frame: long, so they heartbeat. */
 const long = proxyActivities<CpuActivities>({
+  ...WAIT_FOR_STEP_ON_CANCEL,
   startToCloseTimeout: '6 hours',
   heartbeatTimeout: '15 seconds',
   retry,

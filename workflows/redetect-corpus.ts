@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { continueAsNew, executeChild, proxyActivities, rootCause } from '@temporalio/workflow';
 import { autoLabelWorkflow } from './autolabel';
 import { reportingFailure } from './failure';
+import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
 import type { CpuActivities } from '../activities';
 import type { SessionOutcome } from '../activities/agent-runs/redetect-corpus';
 
@@ -16,6 +17,7 @@ export interface RedetectCorpusWorkflowInput {
 }
 
 const steps = proxyActivities<CpuActivities>({
+  ...WAIT_FOR_STEP_ON_CANCEL,
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 10 },
 });

@@ -3,9 +3,13 @@ import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
 import { recordAudit } from '../audit';
 
-/** A run's states (docs/agent-runs.md). Only a finished run can be reverted, and only once. */
-export type AgentRunStatus = 'running' | 'completed' | 'failed' | 'reverting' | 'reverted' | 'revert_failed';
-export const REVERTIBLE: readonly AgentRunStatus[] = ['completed', 'failed', 'revert_failed'];
+/**
+ * A run's states (docs/agent-runs.md); `cancelled` is written by the jobs route (docs/jobs.md).
+ * Only a finished run can be reverted, and only once.
+ */
+export type AgentRunStatus =
+  'running' | 'completed' | 'failed' | 'cancelled' | 'reverting' | 'reverted' | 'revert_failed';
+export const REVERTIBLE: readonly AgentRunStatus[] = ['completed', 'failed', 'cancelled', 'revert_failed'];
 
 /** What a revert did, kept in the run's summary. */
 export interface RevertTally {

@@ -5,6 +5,7 @@ import { clampStateForRole, stateAfterEdit } from '../../core/objects/states';
 import { changesContent, type ReviewAction, type ReviewEffect } from '../../core/review/actions';
 import { Prisma } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
+import { reportReviewConflict } from '../events/labels';
 import type { Db } from '../db';
 import { resolveClass } from './classes';
 import type { MaskStore } from './masks';
@@ -99,7 +100,7 @@ export async function reviewObjects(
   const state = input.effect.state ? clampStateForRole(input.effect.state, actor.role).state : null;
   const attrs = input.effect.attrs ? JSON.stringify(input.effect.attrs) : null;
 
-  return db.$transaction(
+  const reviewed = db.$transaction(
     async (tx) => {
       const rows = await tx.$queryRaw<LockedRow[]>`
         SELECT id::text, version, state FROM objects
@@ -197,4 +198,5 @@ export async function reviewObjects(
     },
     { timeout: 30_000 },
   );
+  return reviewed.catch((err: unknown) => reportReviewConflict(db, err, actor.userId));
 }

@@ -6,6 +6,7 @@ import type { AutolabelJob, Prisma } from '../../generated/prisma/client';
 import type { ActivityDeps } from '../deps';
 import { createMaskStore } from '../annotations/masks';
 import { recordAudit } from '../audit';
+import { emitJobEvent } from '../events/jobs';
 import { residentClosedSetDetector } from '../detect/closed-set';
 import { decodeFrame } from '../detect/frame-image';
 import { createOpenVocabPath } from '../detect/open-vocab';
@@ -322,6 +323,18 @@ export function createAutolabelActivities(deps: ActivityDeps) {
             subjectId: job.sessionId,
             detail: { job_id: job.id, frames: job.framesDone, objects: job.objectsCreated },
           }),
+          emitJobEvent(
+            db,
+            { kind: 'autolabel', id: job.id, startedBy: job.createdBy },
+            {
+              kind: 'job.completed',
+              summary: {
+                session_id: job.sessionId,
+                frames: job.framesDone,
+                objects_created: job.objectsCreated,
+              },
+            },
+          ),
           publish(job, 'autolabel.completed'),
         ]);
         return {

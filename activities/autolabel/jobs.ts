@@ -5,6 +5,7 @@ import type { AutolabelJob, Prisma } from '../../generated/prisma/client';
 import type { ActivityDeps } from '../deps';
 import type { Db } from '../db';
 import { recordAudit } from '../audit';
+import { emitJobEvent } from '../events/jobs';
 import { readGate } from '../inspector/gate-store';
 import { routingDefaults } from './threshold-fits';
 
@@ -128,6 +129,11 @@ export function createAutolabelJobActivities(deps: ActivityDeps) {
         subjectId: job.sessionId,
         detail: { job_id: job.id, error: input.error },
       });
+      await emitJobEvent(
+        deps.db,
+        { kind: 'autolabel', id: job.id, startedBy: job.createdBy },
+        { kind: 'job.failed', reason: input.error },
+      );
       await deps.events.publish('jobs', 'autolabel.failed', jobOut(job));
     },
   };

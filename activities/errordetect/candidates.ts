@@ -7,6 +7,7 @@ import type { MaskStore } from '../annotations/masks';
 import { createObject, deleteObject, type Actor } from '../annotations/objects';
 import { reviewObjects } from '../annotations/review';
 import { recordAudit } from '../audit';
+import { emitLabelIssue } from '../events/labels';
 import type { Db } from '../db';
 import { findErrorRun } from './runs';
 
@@ -327,6 +328,8 @@ export async function decideCandidate(
         } as Prisma.InputJsonValue,
         requestId: actor.requestId,
       });
+      if (state === 'confirmed')
+        await emitLabelIssue(tx, c, applied as Prisma.InputJsonValue | null, actor.userId);
       return updated;
     },
     { timeout: 60_000 },

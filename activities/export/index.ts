@@ -31,6 +31,7 @@ import type { Prisma } from '../../generated/prisma/client';
 import { createMaskStore } from '../annotations/masks';
 import { objectLocation, readObject } from '../inspector/frame-objects';
 import { recordAudit } from '../audit';
+import { emitJobEvent } from '../events/jobs';
 import type { ActivityDeps } from '../deps';
 import { recordCommit } from './commit';
 import {
@@ -469,6 +470,11 @@ export function createExportActivities(deps: ActivityDeps) {
             finishedAt: new Date(),
           },
         });
+        await emitJobEvent(
+          db,
+          { kind: 'export', id: job.id, startedBy: job.createdBy },
+          { kind: 'job.failed', reason: 'the privacy gate refused the export' },
+        );
         await publish('export.refused', {
           job_id: job.id,
           gate: { ...gate, blocking_sessions: gate.blocking_sessions.length },
@@ -801,6 +807,14 @@ export function createExportActivities(deps: ActivityDeps) {
         subjectId: commit.commitId,
         detail: { job_id: job.id, name: commit.name, version: commit.version, gate: gate.outcome },
       });
+      await emitJobEvent(
+        db,
+        { kind: 'export', id: job.id, startedBy: job.createdBy },
+        {
+          kind: 'job.completed',
+          summary: { commit_id: commit.commitId, name: commit.name, version: commit.version },
+        },
+      );
       await publish('export.succeeded', {
         job_id: job.id,
         commit_id: commit.commitId,
@@ -812,10 +826,16 @@ export function createExportActivities(deps: ActivityDeps) {
 
     /** A run that gave up: the job keeps its cursor, so `POST /api/exports/{id}/resume` continues it. */
     async failExport(input: { jobId: string; error: string }): Promise<void> {
-      await db.exportJob.updateMany({
+      const [job] = await db.exportJob.updateManyAndReturn({
         where: { id: input.jobId, state: { in: ['queued', 'running'] } },
         data: { state: 'failed', error: input.error },
       });
+      if (job)
+        await emitJobEvent(
+          db,
+          { kind: 'export', id: job.id, startedBy: job.createdBy },
+          { kind: 'job.failed', reason: input.error },
+        );
       await publish('export.failed', { job_id: input.jobId, error: input.error });
     },
   };

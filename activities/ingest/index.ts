@@ -6,6 +6,7 @@ import { judgeQuality, type QualityMetrics } from '../../core/media/quality';
 import { Prisma } from '../../generated/prisma/client';
 import type { ActivityDeps } from '../deps';
 import { recordAudit } from '../audit';
+import { emitJobEvent } from '../events/jobs';
 import { readObject } from '../inspector/frame-objects';
 import { driveFrames, probeDriveMedia } from '../media/drive';
 import type { DriveProbe } from '../media/frame-source';
@@ -370,6 +371,11 @@ export function createIngestActivities(deps: ActivityDeps) {
           subjectId: input.sessionId,
           detail: { job_id: job.id, workflow_id: job.workflowId, health: input.health },
         });
+        await emitJobEvent(
+          db,
+          { kind: 'ingest', id: job.id, startedBy: job.createdBy },
+          { kind: 'job.completed', summary: { session_id: input.sessionId, health: input.health } },
+        );
         await reportJob(
           deps,
           input.jobId,
@@ -411,6 +417,11 @@ export function createIngestActivities(deps: ActivityDeps) {
           subjectId: input.sessionId,
           detail: { job_id: job.id, workflow_id: job.workflowId, error: input.error },
         });
+        await emitJobEvent(
+          db,
+          { kind: 'ingest', id: job.id, startedBy: job.createdBy },
+          { kind: 'job.failed', reason: input.error },
+        );
         await reportJob(
           deps,
           input.jobId,

@@ -13,6 +13,7 @@ import type { Model, Prisma, TrainingJob } from '../../generated/prisma/client';
 import type { EventHub } from '../../runtime/event-hub';
 import { recordAudit } from '../audit';
 import { placeTrainingJob } from '../cloud/placement';
+import { emitJobEvent } from '../events/jobs';
 import { findCommit } from '../datasets/read';
 import type { Db } from '../db';
 import { currentChampion, findModel, type ArtifactDeps } from '../models/artifacts';
@@ -175,6 +176,13 @@ export async function settleTrainingJob(
       subjectId: job.id,
       detail: { error: input.error },
     });
+    await emitJobEvent(
+      tx,
+      { kind: 'training', id: job.id, startedBy: job.createdBy },
+      input.status === 'failed'
+        ? { kind: 'job.failed', reason: input.error }
+        : { kind: 'job.cancelled', by: null },
+    );
     return row;
   });
   await publishStatus(deps.events, ended);
@@ -237,6 +245,11 @@ export async function registerTrainedModel(
       subjectId: job.id,
       detail: { model_version: modelVersion, sha256: input.artifact.sha256 },
     });
+    await emitJobEvent(
+      tx,
+      { kind: 'training', id: job.id, startedBy: job.createdBy },
+      { kind: 'job.completed', summary: { model_version: modelVersion } },
+    );
     return completed;
   });
   await publishStatus(deps.events, done);

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { Db } from '../../activities/db';
+import type { Prisma } from '../../generated/prisma/client';
 import type { TokenIssuer } from './tokens';
 
 /** How a sign-in session began (auth_sessions.method). */
@@ -25,4 +26,20 @@ export async function openSignInSession(
     },
   });
   return { ...(await deps.tokens.issue(user.id, user.tokenVersion, session.id)), sessionId: session.id };
+}
+
+/**
+ * Ends the user's open sign-in sessions but `keep` (all of them when `keep` is null); their tokens
+ * are refused from the next request on. The number ended.
+ */
+export async function endSessions(
+  db: Db | Prisma.TransactionClient,
+  userId: string,
+  keep: string | null,
+): Promise<number> {
+  const ended = await db.authSession.updateMany({
+    where: { userId, revokedAt: null, ...(keep ? { id: { not: keep } } : {}) },
+    data: { revokedAt: new Date() },
+  });
+  return ended.count;
 }

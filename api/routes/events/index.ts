@@ -1,3 +1,4 @@
+import { unreadCount } from '../../../activities/inbox/notifications';
 import { findTrainingJob } from '../../../activities/training/jobs';
 import { isFinished } from '../../../core/training-jobs/config';
 import { RouteGroup, uuidParams } from '../../http/route-group';
@@ -22,6 +23,33 @@ export function createEventStreamRoutes(deps: AppDeps): RouteGroup {
           stream: 'jobs',
           heartbeatSeconds: deps.config.events.heartbeatSeconds,
           hello: { user_id: principal.userId },
+        });
+      },
+    )
+    .get(
+      '/api/events/notifications',
+      {
+        summary:
+          'Server-sent notifications of the caller as they are committed, from any API process or worker (PostgreSQL LISTEN/NOTIFY): `unread` (the count) after `ready`, then one `notification` event each (the item GET /api/notifications lists); heartbeats between',
+        access: 'annotator',
+        streamToken: true,
+        respondsItself: { contentType: 'text/event-stream' },
+      },
+      ({ req, res, principal }) => {
+        serveEventStream(req, res, {
+          hub: deps.events,
+          stream: 'notifications',
+          heartbeatSeconds: deps.config.events.heartbeatSeconds,
+          hello: { user_id: principal.userId },
+          accept: (e) => e.data.user_id === principal.userId,
+          // Read after subscribing: a notification committed meanwhile is counted and also sent.
+          backlog: async () => [
+            {
+              type: 'unread',
+              at: new Date().toISOString(),
+              data: { count: await unreadCount(deps.db, principal.userId) },
+            },
+          ],
         });
       },
     )

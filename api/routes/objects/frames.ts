@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { ConflictError, NotAllowedError, NotFoundError } from '../../../core/errors';
+import { recordPiiAccess } from '../../../activities/inbox/pii-access';
 import { isMissingObject, objectLocation } from '../../../activities/inspector/frame-objects';
 import type { AppDeps } from '../../deps';
 import { roleAtLeast, type Role } from '../../auth/principal';
@@ -113,6 +114,14 @@ export function createFrameRoutes(deps: AppDeps): RouteGroup {
         res.setHeader('Cache-Control', IMAGE_CACHE_CONTROL);
         res.setHeader('Vary', 'Authorization');
         res.setHeader('Accept-Ranges', 'bytes');
+        // A 304 shows the original as surely as a 200 does; HEAD shows nothing.
+        if (query.variant === 'original' && req.method === 'GET')
+          await recordPiiAccess(
+            db,
+            { userId: principal.userId, ip: req.ip },
+            'GET /api/frames/{frame_id}/image',
+            [frame],
+          );
         if (notModified(req, etag, stat.lastModified)) {
           res.status(304).end();
           return;

@@ -9,6 +9,7 @@ import {
   replaceMask,
 } from '../../../activities/annotations/objects';
 import { createCropFrames, cropJpeg, cropSheet, loadFrameImage } from '../../../activities/annotations/crops';
+import { recordPiiAccess } from '../../../activities/inbox/pii-access';
 import { createBoxClassifier } from '../../../activities/detect/box-classifier';
 import { clipBox } from '../../../core/geometry';
 import { NotFoundError } from '../../../core/errors';
@@ -159,7 +160,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         statuses: { 404: 'no such object or frame image' },
         respondsItself: { contentType: 'image/jpeg' },
       },
-      async ({ params, query, res }) => {
+      async ({ params, query, res, principal, req }) => {
         const o = await getObject(db, params.object_id);
         const frame = await getFrame(db, o.frameId);
         const jpeg = await cropJpeg(
@@ -168,6 +169,13 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
           o.bbox,
           query.pad,
           query.size ?? null,
+        );
+        // Cut from the original when the frame has no redacted copy yet.
+        await recordPiiAccess(
+          db,
+          { userId: principal.userId, ip: req.ip },
+          'GET /api/objects/{object_id}/crop',
+          [frame].filter((f) => !f.redactedUri),
         );
         res.type('image/jpeg').send(jpeg);
       },
@@ -181,7 +189,7 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
         statuses: { 404: 'an object does not exist' },
         respondsItself: { contentType: 'image/jpeg' },
       },
-      async ({ body, res }) => {
+      async ({ body, res, principal, req }) => {
         const objects = await db.annoObject.findMany({
           where: { id: { in: body.object_ids } },
           include: { frame: true },
@@ -193,6 +201,12 @@ export function createObjectsRoutes(deps: AppDeps): RouteGroup {
           cropFrames,
           body.object_ids.map((id) => ({ frame: byId.get(id)!.frame, box: byId.get(id)!.bbox })),
           body,
+        );
+        await recordPiiAccess(
+          db,
+          { userId: principal.userId, ip: req.ip },
+          'POST /api/objects/crops',
+          objects.map((o) => o.frame).filter((f) => !f.redactedUri),
         );
         res.setHeader('X-Crop-Grid', `${sheet.cols}x${sheet.rows}`);
         res.type('image/jpeg').send(sheet.jpeg);

@@ -1,4 +1,5 @@
 import { createCropFrames, cropJpeg } from '../../../activities/annotations/crops';
+import { recordPiiAccess } from '../../../activities/inbox/pii-access';
 import {
   importRun,
   inferenceRunWorkflowId,
@@ -80,7 +81,7 @@ export function createPredictionRoutes(deps: AppDeps): RouteGroup {
         statuses: { 404: 'no such prediction or frame image' },
         respondsItself: { contentType: 'image/jpeg' },
       },
-      async ({ params, query, res }) => {
+      async ({ params, query, res, principal, req }) => {
         const p = await db.prediction.findUnique({
           where: { id: params.prediction_id },
           include: { frame: true },
@@ -92,6 +93,13 @@ export function createPredictionRoutes(deps: AppDeps): RouteGroup {
           p.bbox,
           query.pad,
           query.size ?? null,
+        );
+        // Cut from the original when the frame has no redacted copy yet.
+        await recordPiiAccess(
+          db,
+          { userId: principal.userId, ip: req.ip },
+          'GET /api/predictions/{prediction_id}/crop',
+          [p.frame].filter((f) => !f.redactedUri),
         );
         res.type('image/jpeg').send(jpeg);
       },

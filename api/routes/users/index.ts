@@ -14,7 +14,8 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
   const { db } = deps;
   return new RouteGroup('users')
     .get('/api/users', { summary: 'List users', access: 'reviewer' }, async () => {
-      const users = await db.user.findMany({ orderBy: { createdAt: 'asc' } });
+      // People only: service users are listed with their accounts (GET /api/service-accounts).
+      const users = await db.user.findMany({ where: { kind: 'person' }, orderBy: { createdAt: 'asc' } });
       return { items: users.map(userOut) };
     })
     .post(
@@ -107,7 +108,9 @@ export function createUsersRoutes(deps: AppDeps): RouteGroup {
       async ({ params, principal, req }) => {
         const userId = params.user_id;
         const user = await db.user.findUnique({ where: { id: userId } });
-        if (!user || user.disabledAt) throw new NotFoundError(`no active user ${userId}`);
+        // A service user's only credential is its service token (docs/service-accounts.md).
+        if (!user || user.disabledAt || user.kind === 'service')
+          throw new NotFoundError(`no active user ${userId}`);
         const minted = await deps.tokens.issue(user.id, user.tokenVersion);
         await recordAudit(db, {
           actorId: principal.userId,
