@@ -302,17 +302,21 @@ export const ConfigSchema = z.object({
       /** Longest side the text detector sees the whole frame at in the `frame` search. */
       detectMaxSide: int.min(320).max(4096).default(1280),
       /** Longest side the face detector sees the whole frame at (docs/pii.md: recall measured per size). */
-      faceMaxSide: int.min(160).max(4096).default(640),
-      /** Closed-set detector score (objectness × class) from which a box is searched. */
-      boxMinScore: num.min(0).max(1).default(0.2),
-      /** Input height (px) a vehicle crop gives its smallest expected plate. */
+      faceMaxSide: int.min(160).max(4096).default(512),
+      /**
+       * Closed-set detector score (objectness × class) from which a vehicle box is searched for
+       * plates, and a person box for a face: low, since a missed box is a plate or face left unredacted.
+       */
+      vehicleMinScore: num.min(0).max(1).default(0.1),
+      personMinScore: num.min(0).max(1).default(0.05),
+      /** Input height (px) a vehicle crop gives its smallest expected plate, and the most it is enlarged for it. */
       plateTextPx: num.min(4).max(128).default(16),
-      /** Input height (px) a person crop gives its expected face. */
-      faceCropPx: num.min(4).max(256).default(32),
+      plateMaxUpscale: num.min(0.1).max(8).default(1),
+      /** Input height (px) a person crop gives its expected face, and the most it is enlarged for it. */
+      faceCropPx: num.min(4).max(256).default(20),
+      faceMaxUpscale: num.min(0.1).max(8).default(3),
       /** Plates and faces a box would carry below this many frame pixels are not looked for. */
       minRegionPx: num.min(1).max(256).default(8),
-      /** Most a crop is enlarged. */
-      maxUpscale: num.min(1).max(8).default(3),
     })
     .prefault({}),
   /** Text reading with PaddleOCR's PP-OCRv4 models (docs/ocr-signs.md). */

@@ -1,18 +1,39 @@
 import fs from 'node:fs';
 import sharp from 'sharp';
-import { detectPii } from '../activities/pii/detector';
+import { detectPii, type PiiDetection } from '../activities/pii/detector';
 import { redactFrame } from '../activities/pii/redact';
 import { iou, type Box } from '../core/geometry';
 import { UnavailableError } from '../core/errors';
+import type { PiiRegion } from '../core/pii/regions';
 import { skimagePhoto } from '../testkit/media/photos';
+import { piiScenes, type PiiScene } from '../testkit/media/pii-scenes';
 import { testConfig } from '../testkit/stack';
 
 /**
  * Detection quality of the PII pass, measured on real photographs with the real models
  * (onnxruntime-node): faces from Debian's python3-skimage (the public-domain astronaut.png, and
- * the 100 faces / 100 non-faces of its LFW subset), licence plates rendered onto real photographs.
+ * the 100 faces / 100 non-faces of its LFW subset), licence plates rendered onto the vehicles of
+ * real street photographs (testkit/media/pii-scenes.ts) and onto other real photographs. The
+ * default search (plates on the closed-set detector's vehicle boxes, faces on the whole frame and
+ * on person boxes) is held against the whole-frame search of before (`APP_PII__SEARCH=frame`).
  */
 const config = testConfig();
+const wholeFrame = testConfig({ APP_PII__SEARCH: 'frame', APP_PII__FACE_MAX_SIDE: '960' });
+
+/** A plate is found when a plate region's centre lies on it and the region spans most of its width. */
+const covers = (r: PiiRegion, p: Box): boolean => {
+  const [x1, y1, x2, y2] = r.bbox;
+  const cx = (x1 + x2) / 2;
+  const cy = (y1 + y2) / 2;
+  return (
+    r.kind === 'plate' &&
+    cx > p[0] &&
+    cx < p[2] &&
+    cy > p[1] &&
+    cy < p[3] &&
+    Math.min(x2, p[2]) - Math.max(x1, p[0]) >= 0.6 * (p[2] - p[0])
+  );
+};
 
 describe('faces (YuNet)', () => {
   it("finds the astronaut's face where a person marked it", async () => {
@@ -58,16 +79,80 @@ describe('faces (YuNet)', () => {
     return { sheet, tiles };
   }
 
-  it('finds at least 90 of the 100 LFW faces (IoU ≥ 0.3 with the tile) and at most 5 faces among the 100 non-faces', async () => {
-    const wide = testConfig({ APP_PII__DETECT_MAX_SIDE: '1400' });
+  it('finds at least 95 of the 100 LFW faces (IoU ≥ 0.3 with the tile) at the default whole-frame size, and at most 5 faces among the 100 non-faces', async () => {
     const faces = await lfwSheet(0);
-    const onFaces = await detectPii(wide, faces.sheet);
+    const onFaces = await detectPii(config, faces.sheet);
     const recall =
       faces.tiles.filter((t) => onFaces.faces.some((f) => iou(f.box, t) >= 0.3)).length / faces.tiles.length;
-    console.log(`YuNet recall on LFW faces: ${recall}`);
-    expect(recall).toBeGreaterThanOrEqual(0.9);
+    console.log(`YuNet recall on LFW faces at ${config.pii.faceMaxSide} px: ${recall}`);
+    expect(recall).toBeGreaterThanOrEqual(0.95);
     const nonFaces = await lfwSheet(100);
-    expect((await detectPii(wide, nonFaces.sheet)).faces.length).toBeLessThanOrEqual(5);
+    expect((await detectPii(config, nonFaces.sheet)).faces.length).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('plates on vehicles and faces on people (street scenes of real photographs)', () => {
+  let scenes: PiiScene[];
+  const found: Record<'boxes' | 'frame', PiiDetection[]> = { boxes: [], frame: [] };
+  beforeAll(async () => {
+    scenes = await piiScenes(6);
+    for (const scene of scenes) {
+      found.boxes.push(await detectPii(config, scene.jpeg));
+      found.frame.push(await detectPii(wholeFrame, scene.jpeg));
+    }
+  });
+  const platesFound = (mode: 'boxes' | 'frame', minPx = 0) =>
+    scenes.flatMap((s, i) =>
+      s.plates
+        .filter((p) => p.heightPx >= minPx)
+        .map((p) => found[mode][i]!.regions.some((r) => covers(r, p.box))),
+    );
+  const facesFound = (mode: 'boxes' | 'frame') =>
+    scenes.flatMap((s, i) => s.faces.map((f) => found[mode][i]!.faces.some((d) => iou(d.box, f.box) >= 0.3)));
+  const count = (hits: boolean[]) => hits.filter(Boolean).length;
+
+  it('finds at least the plates the whole-frame pass finds, and four in five of those 16 px or taller', () => {
+    const boxes = platesFound('boxes');
+    const frame = platesFound('frame');
+    console.log(
+      `plates on vehicles: boxes ${count(boxes)}/${boxes.length}, whole frame ${count(frame)}/${frame.length}`,
+    );
+    expect(count(boxes)).toBeGreaterThanOrEqual(count(frame));
+    const large = platesFound('boxes', 16);
+    expect(count(large) / large.length).toBeGreaterThanOrEqual(0.8);
+  });
+
+  it('finds at least the faces the whole-frame pass at 960 px finds, and nine in ten of all', () => {
+    const boxes = facesFound('boxes');
+    const frame = facesFound('frame');
+    console.log(
+      `faces on people: boxes ${count(boxes)}/${boxes.length}, whole frame ${count(frame)}/${frame.length}`,
+    );
+    expect(count(boxes)).toBeGreaterThanOrEqual(count(frame));
+    expect(count(boxes) / boxes.length).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('finds most vehicles with the closed-set detector (a missed one is a plate only the frame search can find)', () => {
+    const vehicles = scenes.flatMap((s, i) =>
+      s.objects
+        .filter((o) => o.className !== 'person')
+        .map((o) => found.boxes[i]!.boxes.some((b) => b.className !== 'person' && iou(b.box, o.box) >= 0.5)),
+    );
+    console.log(`vehicles found by the closed-set detector: ${count(vehicles)}/${vehicles.length}`);
+    expect(count(vehicles) / vehicles.length).toBeGreaterThanOrEqual(0.8);
+    expect(found.frame.every((f) => f.boxes.length === 0)).toBe(true);
+  });
+
+  it('names the closed-set detector among the model versions only when it searched', () => {
+    expect(found.boxes[0]!.versions).toEqual({
+      face: 'face_detection_yunet.onnx',
+      text: 'ch_PP-OCRv4_det_infer.onnx',
+      detector: expect.stringMatching(/^yolox_nano\.onnx@[0-9a-f]{12}$/),
+    });
+    expect(found.frame[0]!.versions).toEqual({
+      face: 'face_detection_yunet.onnx',
+      text: 'ch_PP-OCRv4_det_infer.onnx',
+    });
   });
 });
 
@@ -96,27 +181,14 @@ describe('licence plates (PaddleOCR DB text detector)', () => {
     return { image: await base.composite(composites).png().toBuffer(), plates };
   }
 
-  it('finds at least 5 of 6 plates of different sizes on each of three real photographs, and the redaction covers them', async () => {
+  it('finds in the whole-frame search at least 5 of 6 plates of different sizes on each of three real photographs, and the redaction covers them', async () => {
     let found = 0;
     let total = 0;
     for (const photo of ['coffee.png', 'chelsea.png', 'motorcycle_left.png']) {
       const { image, plates } = await platesOn(photo, [22, 28, 36, 44, 56, 70]);
-      const result = await detectPii(config, image);
-      // A plate is found when a plate region's centre lies on it and the region spans most of its width.
-      const hit = (p: Box) =>
-        result.regions.some((r) => {
-          const [x1, y1, x2, y2] = r.bbox;
-          const cx = (x1 + x2) / 2;
-          const cy = (y1 + y2) / 2;
-          return (
-            r.kind === 'plate' &&
-            cx > p[0] &&
-            cx < p[2] &&
-            cy > p[1] &&
-            cy < p[3] &&
-            Math.min(x2, p[2]) - Math.max(x1, p[0]) >= 0.6 * (p[2] - p[0])
-          );
-        });
+      // These plates are on no vehicle: only the whole-frame search looks for them.
+      const result = await detectPii(wholeFrame, image);
+      const hit = (p: Box) => result.regions.some((r) => covers(r, p));
       const hits = plates.filter(hit).length;
       console.log(`plates found on ${photo}: ${hits}/${plates.length}`);
       expect(hits).toBeGreaterThanOrEqual(5);
@@ -149,5 +221,16 @@ describe('missing models', () => {
     await expect(detectPii(missing, Buffer.alloc(0))).rejects.toThrow(
       /face detector model is not there: .*no-such-face-model\.onnx/,
     );
+  });
+
+  it('refuse the box search without the closed-set detector, by name; the whole-frame search does without it', async () => {
+    const photo = fs.readFileSync(skimagePhoto('astronaut.png'));
+    const env = { APP_MODELS__CLOSED_SET_DETECTOR: 'no-such-detector.onnx' };
+    await expect(detectPii(testConfig(env), photo)).rejects.toThrow(UnavailableError);
+    await expect(detectPii(testConfig(env), photo)).rejects.toThrow(
+      /model closedSetDetector is not there: .*no-such-detector\.onnx/,
+    );
+    const found = await detectPii(testConfig({ ...env, APP_PII__SEARCH: 'frame' }), photo);
+    expect(found.faces).toHaveLength(1);
   });
 });

@@ -4,15 +4,30 @@ import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import type { AppConfig } from '../../core/config';
 import { UnavailableError } from '../../core/errors';
-import { scaleBox, type ScoredBox } from '../../core/geometry';
+import { nms, type Box, type ScoredBox } from '../../core/geometry';
+import {
+  packRectangles,
+  subMap,
+  writePlanar,
+  type InputNorm,
+  type PackOptions,
+  type Placement,
+} from '../../core/pii/packing';
 import { isPlateShaped, mergeTextLines, toRedactionRegion, type PiiRegion } from '../../core/pii/regions';
-import { textCrops } from '../../core/pii/cascade';
-import { decodeTextMap, textInputSize } from '../../core/pii/text-map';
-import { decodeYunet, yunetInputSide, type YunetOutputs } from '../../core/pii/yunet';
+import { FACE_RULES, PLATE_RULES, searchCrops, type SearchBox, type SearchCrop } from '../../core/pii/search';
+import { decodeTextMap } from '../../core/pii/text-map';
+import { decodeYunet, type YunetOutputs } from '../../core/pii/yunet';
+import {
+  residentClosedSetDetector,
+  type ClosedSetDetector,
+  type ResidentClosedSetDetector,
+} from '../detect/closed-set';
+import { decodeFrame, type FrameImage } from '../detect/frame-image';
 
 /**
- * The PII detectors, on the CPU inside the activity (no GPU slot needed): YuNet for faces and
- * PaddleOCR's DB-net text detector for licence plates. Sessions load once per process.
+ * The PII detectors, on the CPU inside the activity (no GPU slot needed): YuNet for faces,
+ * PaddleOCR's DB-net text detector for licence plates and, in the `boxes` search, the closed-set
+ * detector for where vehicles and people are (docs/pii.md). Sessions load once per process.
  */
 export interface PiiDetection {
   width: number;
@@ -20,27 +35,37 @@ export interface PiiDetection {
   faces: ScoredBox[];
   plates: ScoredBox[];
   regions: PiiRegion[];
+  /** The detector's vehicle and person boxes above their score floors (none in the `frame` search). */
+  boxes: SearchBox[];
   /** The decoded frame (RGB, 3 channels), reused by the redaction. */
   rgb: Buffer;
+  /** Model files, for the audit's `model_versions`. */
+  versions: Record<string, string>;
 }
 
-export interface PiiModels {
+interface PiiModels {
   face: ort.InferenceSession;
   text: ort.InferenceSession;
   versions: { face: string; text: string };
 }
 
-type PiiConfig = Pick<AppConfig, 'models' | 'pii'>;
+type PiiConfig = Pick<AppConfig, 'models' | 'pii' | 'autolabel'>;
 
 const cache = new Map<string, Promise<PiiModels>>();
 
 async function loadSession(file: string, what: string, setting: string): Promise<ort.InferenceSession> {
   if (!fs.existsSync(file))
     throw new UnavailableError(`${what} model is not there: ${file} does not exist (set ${setting})`);
-  return ort.InferenceSession.create(file, { executionProviders: ['cpu'], intraOpNumThreads: 1 });
+  // One thread each: two frames in flight keep the cores busy (docs/pii.md "Cost"); every graph
+  // optimisation, which measured some 8 % less CPU than onnxruntime-node's default on DB-net.
+  return ort.InferenceSession.create(file, {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+  });
 }
 
-export function loadPiiModels(config: PiiConfig): Promise<PiiModels> {
+function loadPiiModels(config: PiiConfig): Promise<PiiModels> {
   const faceFile = path.resolve(config.models.dir, config.models.faceDetector);
   const textFile = config.pii.textDetector;
   const key = `${faceFile}|${textFile}`;
@@ -57,157 +82,222 @@ export function loadPiiModels(config: PiiConfig): Promise<PiiModels> {
   return models;
 }
 
-/** Planar float32 BGR from packed RGB, with a per-channel (v - mean) / std in BGR order. */
-function toBgrPlanar(
-  rgb: Buffer,
-  width: number,
-  height: number,
-  mean: readonly number[],
-  std: readonly number[],
-  scale: number,
-): Float32Array {
-  const plane = width * height;
-  const out = new Float32Array(3 * plane);
-  for (let i = 0; i < plane; i++) {
-    for (let c = 0; c < 3; c++) out[c * plane + i] = (rgb[i * 3 + (2 - c)]! * scale - mean[c]!) / std[c]!;
-  }
-  return out;
-}
-
-const resizeRaw = (rgb: Buffer, w: number, h: number, toW: number, toH: number): Promise<Buffer> =>
-  sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
-    .resize(toW, toH, { fit: 'fill' })
-    .raw()
-    .toBuffer();
-
-/** Longest side a detector sees of a `w`×`h` frame, never upscaling: the scaled size. */
-function fitSide(w: number, h: number, maxSide: number): { rw: number; rh: number } {
-  const scale = Math.min(1, maxSide / Math.max(w, h));
-  return { rw: Math.max(1, Math.round(w * scale)), rh: Math.max(1, Math.round(h * scale)) };
-}
-
-async function detectFaces(
-  models: PiiModels,
-  rgb: Buffer,
-  w: number,
-  h: number,
-  config: PiiConfig,
-): Promise<ScoredBox[]> {
-  const { rw, rh } = fitSide(w, h, config.pii.faceMaxSide);
-  const inW = yunetInputSide(rw);
-  const inH = yunetInputSide(rh);
-  // Pad right and bottom to multiples of 32 so coordinates need no offset.
-  const padded = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
-    .resize(rw, rh, { fit: 'fill' })
-    .extend({ right: inW - rw, bottom: inH - rh, background: { r: 0, g: 0, b: 0 } })
-    .raw()
-    .toBuffer();
-  const input = new ort.Tensor('float32', toBgrPlanar(padded, inW, inH, [0, 0, 0], [1, 1, 1], 1), [
-    1,
-    3,
-    inH,
-    inW,
-  ]);
-  const out = await models.face.run({ [models.face.inputNames[0]!]: input });
-  const outputs: YunetOutputs = {};
-  for (const [name, tensor] of Object.entries(out)) outputs[name] = tensor.data as Float32Array;
-  return decodeYunet(outputs, inW, inH, { minScore: config.pii.faceMinScore }).map((f) => ({
-    ...f,
-    box: scaleBox(f.box, w / rw, h / rh),
-  }));
-}
-
-const DB_MEAN = [0.485, 0.456, 0.406];
-const DB_STD = [0.229, 0.224, 0.225];
-
-/** The text detector on `rgb` (w×h) resized to `size`: boxes in `rgb`'s pixels. */
-async function runText(
-  models: PiiModels,
-  rgb: Buffer,
-  w: number,
-  h: number,
-  size: { width: number; height: number },
-  thresholds: { binaryThreshold: number; minBoxScore: number },
-): Promise<ScoredBox[]> {
-  const resized = await resizeRaw(rgb, w, h, size.width, size.height);
-  const input = new ort.Tensor(
-    'float32',
-    toBgrPlanar(resized, size.width, size.height, DB_MEAN, DB_STD, 1 / 255),
-    [1, 3, size.height, size.width],
-  );
-  const out = await models.text.run({ [models.text.inputNames[0]!]: input });
-  const map = out[models.text.outputNames[0]!]!;
-  const [, , mh, mw] = map.dims as number[];
-  return decodeTextMap(map.data as Float32Array, mw!, mh!, thresholds).map((b) => ({
-    ...b,
-    box: scaleBox(b.box, w / mw!, h / mh!),
-  }));
-}
-
-/** Text lower than this at the fine scale is upscaled in its crop: DB-net reads text from about this height well. */
-const FINE_TEXT_HEIGHT = 16;
+const detectors = new Map<string, ResidentClosedSetDetector>();
 
 /**
- * Text in two passes (core/pii/cascade.ts): the whole frame at `textCoarseSide` finds where text
- * may be, with a lower box score so faint small text still makes a candidate; each candidate's
- * crop then runs at the scale the whole frame would have had at `detectMaxSide` (small text
- * upscaled), with the configured thresholds. The fine pass alone decides what is text. A coarse
- * side of 0 runs the fine pass on the whole frame instead (the single pass of before, slower).
+ * The closed-set detector of auto-label (activities/detect/closed-set.ts), kept for the life of the
+ * process, on the CPU whatever device auto-label uses (the PII pass takes no GPU slot), unsliced
+ * (a vehicle whose plate could be read is tall enough for the whole frame), decoding down to the
+ * lower of the PII pass's score floors: a missed box is a plate or face left unredacted, a false
+ * one costs only a search.
  */
-async function detectText(
-  models: PiiModels,
-  rgb: Buffer,
-  w: number,
-  h: number,
-  config: PiiConfig,
-): Promise<ScoredBox[]> {
-  const fine = { binaryThreshold: config.pii.textBinaryThreshold, minBoxScore: config.pii.textMinBoxScore };
-  if (!config.pii.textCoarseSide)
-    return runText(models, rgb, w, h, textInputSize(w, h, config.pii.detectMaxSide), fine);
-  const candidates = await runText(models, rgb, w, h, textInputSize(w, h, config.pii.textCoarseSide), {
-    binaryThreshold: fine.binaryThreshold / 2,
-    minBoxScore: fine.minBoxScore / 2,
-  });
-  const crops = textCrops(
-    candidates.map((c) => c.box),
-    w,
-    h,
-    { fineScale: Math.min(1, config.pii.detectMaxSide / Math.max(w, h)), minTextHeight: FINE_TEXT_HEIGHT },
+function boxDetector(config: PiiConfig): ResidentClosedSetDetector {
+  const models = { ...config.models, device: 'cpu' as const };
+  const minScore = Math.min(config.pii.vehicleMinScore, config.pii.personMinScore);
+  const autolabel = { ...config.autolabel, minScore };
+  const key = [path.resolve(models.dir, models.closedSetDetector), autolabel.minScore, autolabel.nmsIou].join(
+    '|',
   );
-  const found: ScoredBox[] = [];
-  for (const { box, scale } of crops) {
-    const [x1, y1, x2, y2] = box;
-    const cw = x2 - x1;
-    const ch = y2 - y1;
-    const crop = await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
-      .extract({ left: x1, top: y1, width: cw, height: ch })
-      .raw()
-      .toBuffer();
-    const size = textInputSize(cw * scale, ch * scale, Infinity);
-    for (const b of await runText(models, crop, cw, ch, size, fine))
-      found.push({ ...b, box: [b.box[0] + x1, b.box[1] + y1, b.box[2] + x1, b.box[3] + y1] });
+  let detector = detectors.get(key);
+  if (!detector) {
+    detector = residentClosedSetDetector({ models, autolabel });
+    detectors.set(key, detector);
   }
-  return found;
+  return detector;
 }
 
-export async function detectPii(
-  config: PiiConfig,
-  image: Buffer,
-): Promise<PiiDetection & { versions: PiiModels['versions'] }> {
-  const models = await loadPiiModels(config);
-  const { data: rgb, info } = await sharp(image)
-    .removeAlpha()
-    .toColourspace('srgb')
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const { width, height } = info;
-  const faces = await detectFaces(models, rgb, width, height, config);
-  const plates = mergeTextLines(await detectText(models, rgb, width, height, config)).filter((b) =>
-    isPlateShaped(b, width, height),
+/**
+ * How crops are packed (core/pii/packing.ts): 16 px of empty input between them, which no box of
+ * DB-net's or YuNet's spans; inputs of up to 768×416, the size at which the detectors cost least
+ * per pixel.
+ */
+const PACKING: PackOptions = { gap: 16, align: 32, maxWidth: 768, maxHeight: 416 };
+const YUNET_NORM: InputNorm = { scale: 1, mean: [0, 0, 0], std: [1, 1, 1] };
+const DB_NORM: InputNorm = { scale: 1 / 255, mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] };
+
+interface PackedInput {
+  width: number;
+  height: number;
+  data: Float32Array;
+  /** The crops on this input, each with its place. */
+  held: Array<{ crop: SearchCrop; at: Placement }>;
+}
+
+/** The crops cut from the frame, scaled, packed on as few inputs as their size allows and normalised. */
+async function packCrops(
+  rgb: Buffer,
+  frame: { width: number; height: number },
+  crops: readonly SearchCrop[],
+  norm: InputNorm,
+): Promise<PackedInput[]> {
+  const sizes = crops.map((c) => ({
+    width: Math.max(1, Math.round(c.width * c.scale)),
+    height: Math.max(1, Math.round(c.height * c.scale)),
+  }));
+  const { inputs, placements } = packRectangles(sizes, PACKING);
+  const packed: PackedInput[] = inputs.map(({ width, height }) => ({
+    width,
+    height,
+    data: new Float32Array(3 * width * height),
+    held: [],
+  }));
+  await Promise.all(
+    crops.map(async (crop, i) => {
+      const at = placements[i]!;
+      const input = packed[at.input]!;
+      input.held.push({ crop, at });
+      const pixels = await sharp(rgb, { raw: { width: frame.width, height: frame.height, channels: 3 } })
+        .extract({ left: crop.left, top: crop.top, width: crop.width, height: crop.height })
+        .resize(at.width, at.height, { fit: 'fill' })
+        .raw()
+        .toBuffer();
+      writePlanar(pixels, at.width, at.height, input.data, input.width, at, norm);
+    }),
   );
+  return packed;
+}
+
+/**
+ * A session over every packed input at once: onnxruntime-node runs each call on a thread of its
+ * own, so a frame alone on an idle machine uses every core.
+ */
+const runAll = (session: ort.InferenceSession, inputs: readonly PackedInput[]) =>
+  Promise.all(
+    inputs.map((input) =>
+      session.run({
+        [session.inputNames[0]!]: new ort.Tensor('float32', input.data, [1, 3, input.height, input.width]),
+      }),
+    ),
+  );
+
+/** A box found in a crop's place, in frame pixels. */
+const toFrame = ([x1, y1, x2, y2]: Box, c: SearchCrop, p: Placement): Box => {
+  const sx = c.width / p.width;
+  const sy = c.height / p.height;
+  return [c.left + x1 * sx, c.top + y1 * sy, c.left + x2 * sx, c.top + y2 * sy];
+};
+
+async function facesOn(
+  models: PiiModels,
+  rgb: Buffer,
+  frame: { width: number; height: number },
+  crops: readonly SearchCrop[],
+  minScore: number,
+): Promise<ScoredBox[]> {
+  const inputs = await packCrops(rgb, frame, crops, YUNET_NORM);
+  const outs = await runAll(models.face, inputs);
+  return inputs.flatMap((input, k) => {
+    const outputs: YunetOutputs = {};
+    for (const [name, t] of Object.entries(outs[k]!)) outputs[name] = t.data as Float32Array;
+    // Each face belongs to the crop its centre lies in; the gaps keep it from reaching another.
+    return decodeYunet(outputs, input.width, input.height, { minScore }).flatMap((f) => {
+      const cx = (f.box[0] + f.box[2]) / 2;
+      const cy = (f.box[1] + f.box[3]) / 2;
+      const held = input.held.find(
+        ({ at }) => cx >= at.x && cx < at.x + at.width && cy >= at.y && cy < at.y + at.height,
+      );
+      if (!held) return [];
+      const { crop, at } = held;
+      const inside: Box = [
+        Math.max(at.x, f.box[0]) - at.x,
+        Math.max(at.y, f.box[1]) - at.y,
+        Math.min(at.x + at.width, f.box[2]) - at.x,
+        Math.min(at.y + at.height, f.box[3]) - at.y,
+      ];
+      return [{ score: f.score, box: toFrame(inside, crop, at) }];
+    });
+  });
+}
+
+async function textOn(
+  models: PiiModels,
+  rgb: Buffer,
+  frame: { width: number; height: number },
+  crops: readonly SearchCrop[],
+  thresholds: { binaryThreshold: number; minBoxScore: number },
+): Promise<ScoredBox[]> {
+  const inputs = await packCrops(rgb, frame, crops, DB_NORM);
+  const outs = await runAll(models.text, inputs);
+  return inputs.flatMap((input, k) => {
+    const map = outs[k]![models.text.outputNames[0]!]!;
+    const [, , mh, mw] = map.dims as number[];
+    if (mw !== input.width || mh !== input.height)
+      throw new UnavailableError(
+        `licence-plate text detector ${models.versions.text} does not fit DB-net: its map is ${mw}×${mh} for an input of ${input.width}×${input.height}`,
+      );
+    // Each crop's part of the map is decoded on its own, so no text region runs from one into another.
+    return input.held.flatMap(({ crop, at }) =>
+      decodeTextMap(subMap(map.data as Float32Array, mw, at), at.width, at.height, thresholds).map((b) => ({
+        ...b,
+        box: toFrame(b.box, crop, at),
+      })),
+    );
+  });
+}
+
+/** The whole frame as a crop, at most `maxSide` on its longer side. */
+const wholeFrame = (width: number, height: number, maxSide: number): SearchCrop => ({
+  left: 0,
+  top: 0,
+  width,
+  height,
+  scale: Math.min(1, maxSide / Math.max(width, height)),
+});
+
+/** The detector's vehicle and person boxes above their score floors. */
+async function searchBoxes(
+  detector: ClosedSetDetector,
+  frame: FrameImage,
+  pii: PiiConfig['pii'],
+): Promise<SearchBox[]> {
+  const floor = (className: string): number =>
+    PLATE_RULES[className] ? pii.vehicleMinScore : FACE_RULES[className] ? pii.personMinScore : Infinity;
+  const { run } = await detector.detect(frame);
+  return (run.status === 'ran' ? run.detections : [])
+    .filter((d) => d.score >= floor(d.className))
+    .map((d) => ({ box: d.box, className: d.className }));
+}
+
+export async function detectPii(config: PiiConfig, image: Buffer): Promise<PiiDetection> {
+  const { pii } = config;
+  const models = await loadPiiModels(config);
+  const detector = pii.search === 'boxes' ? await boxDetector(config).acquire() : undefined;
+  const frame = await decodeFrame(image);
+  const { width, height } = frame;
+  // The detector runs on its own thread while the full frame is decoded here.
+  const [rgb, boxes] = await Promise.all([
+    frame.pixels(),
+    detector ? searchBoxes(detector, frame, pii) : Promise.resolve([]),
+  ]);
+  const whole = wholeFrame(width, height, pii.faceMaxSide);
+  const faceCrops = searchCrops(boxes, FACE_RULES, frame, {
+    targetPx: pii.faceCropPx,
+    maxUpscale: pii.faceMaxUpscale,
+    minPx: pii.minRegionPx,
+    coveredScale: whole.scale,
+  });
+  const textCrops =
+    pii.search === 'frame'
+      ? [wholeFrame(width, height, pii.detectMaxSide)]
+      : searchCrops(boxes, PLATE_RULES, frame, {
+          targetPx: pii.plateTextPx,
+          maxUpscale: pii.plateMaxUpscale,
+          minPx: pii.minRegionPx,
+        });
+  const [found, text] = await Promise.all([
+    facesOn(models, rgb, frame, [whole, ...faceCrops], pii.faceMinScore),
+    textOn(models, rgb, frame, textCrops, {
+      binaryThreshold: pii.textBinaryThreshold,
+      minBoxScore: pii.textMinBoxScore,
+    }),
+  ]);
+  // A face seen both on the whole frame and in its person's crop is one face.
+  const faces = nms(found, 0.3);
+  const plates = mergeTextLines(text).filter((b) => isPlateShaped(b, width, height));
   const regions = [
     ...faces.map((b) => toRedactionRegion('face', b, width, height)),
     ...plates.map((b) => toRedactionRegion('plate', b, width, height)),
   ];
-  return { width, height, faces, plates, regions, rgb, versions: models.versions };
+  const versions = { ...models.versions, ...(detector ? { detector: detector.model } : {}) };
+  return { width, height, faces, plates, regions, boxes, rgb, versions };
 }

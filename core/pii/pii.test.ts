@@ -1,5 +1,6 @@
-import { textCrops } from './cascade';
+import { packRectangles, subMap, writePlanar, type Placement } from './packing';
 import { isPlateShaped, mergeTextLines, pixelateBlock, pixelateRegions, toRedactionRegion } from './regions';
+import { FACE_RULES, PLATE_RULES, searchCrops } from './search';
 import { decodeTextMap, textInputSize } from './text-map';
 import { decodeYunet, yunetInputSide } from './yunet';
 
@@ -100,37 +101,144 @@ describe('text line merge', () => {
   });
 });
 
-describe('textCrops', () => {
-  const opts = { fineScale: 0.5, minTextHeight: 16 };
-  it('grows each candidate by its height above and below and twice its height at the sides, inside the frame', () => {
-    expect(textCrops([[100, 100, 200, 120]], 1000, 500, { fineScale: 1, minTextHeight: 16 })).toEqual([
-      { box: [60, 80, 240, 140], scale: 1 },
-    ]);
-    expect(textCrops([[0, 0, 50, 20]], 60, 30, { fineScale: 1, minTextHeight: 16 })[0]!.box).toEqual([
-      0, 0, 60, 30,
-    ]);
+describe('searchCrops', () => {
+  const frame = { width: 1920, height: 1080 };
+  const opts = { targetPx: 16, maxUpscale: 2, minPx: 8 };
+  it('cuts the band of a vehicle where plates sit, grown by 5 %, at the scale that brings its smallest plate to the target', () => {
+    // A car 300 high: smallest plate 0.06·300 = 18 px → scale 16/18; band 35–100 % of its height.
+    const [crop] = searchCrops([{ box: [100, 500, 500, 800], className: 'car' }], PLATE_RULES, frame, opts);
+    expect(crop!.scale).toBeCloseTo(16 / 18);
+    expect(crop).toMatchObject({ left: 80, top: 595, width: 440, height: 215 });
   });
-  it('joins crops that touch and keeps apart those that do not', () => {
-    const crops = textCrops(
+  it('enlarges far vehicles at most maxUpscale, and leaves out those whose plate would be under minPx', () => {
+    const crops = searchCrops(
       [
-        [0, 0, 10, 10],
-        [200, 0, 210, 10],
-        [40, 0, 50, 10],
+        { box: [0, 0, 200, 150], className: 'car' }, // plate 9 px: 16/9 = 1.78
+        { box: [0, 0, 120, 100], className: 'car' }, // plate 6 px: not looked for
+        { box: [300, 0, 500, 140], className: 'motorcycle' }, // plate 7 px: not looked for
+        { box: [600, 0, 700, 100], className: 'person' }, // no plate rule
       ],
-      1000,
-      500,
+      PLATE_RULES,
+      frame,
+      { ...opts, maxUpscale: 1.5 },
+    );
+    expect(crops).toHaveLength(1);
+    expect(crops[0]!.scale).toBe(1.5);
+  });
+  it('leaves faces the whole-frame pass already sees at the target to it', () => {
+    const persons = [
+      { box: [0, 0, 100, 900], className: 'person' }, // face 90 px: 24/90 ≤ 1/3, seen by the whole frame
+      { box: [500, 100, 560, 400], className: 'person' }, // face 30 px: needs 0.8
+    ] as const;
+    const crops = searchCrops(
+      persons.map((p) => ({ ...p, box: [...p.box] })),
+      FACE_RULES,
+      frame,
+      {
+        targetPx: 24,
+        maxUpscale: 3,
+        minPx: 8,
+        coveredScale: 1 / 3,
+      },
+    );
+    expect(crops).toEqual([{ left: 497, top: 92, width: 66, height: 166, scale: 0.8 }]);
+  });
+  it('joins crops that mostly overlap (one vehicle named twice) into their union at the larger scale', () => {
+    const crops = searchCrops(
+      [
+        { box: [100, 100, 500, 400], className: 'bus' },
+        { box: [104, 98, 506, 400], className: 'truck' },
+        { box: [1200, 100, 1500, 400], className: 'car' },
+      ],
+      PLATE_RULES,
+      frame,
       opts,
     );
     expect(crops).toHaveLength(2);
-    expect(crops.map((c) => c.box)).toEqual([
-      [0, 0, 70, 20],
-      [180, 0, 230, 20],
-    ]);
+    expect(crops[0]).toMatchObject({ left: 80, width: 447 });
+    expect(crops[0]!.scale).toBeCloseTo(16 / (0.035 * 300));
   });
-  it('upscales small text to the height the detector reads well, at most 3×', () => {
-    expect(textCrops([[0, 0, 100, 16]], 1000, 500, opts)[0]!.scale).toBeCloseTo(1);
-    expect(textCrops([[0, 0, 100, 4]], 1000, 500, opts)[0]!.scale).toBeCloseTo(1.5);
-    expect(textCrops([[0, 0, 100, 64]], 1000, 500, opts)[0]!.scale).toBe(0.5);
+});
+
+describe('packRectangles', () => {
+  const opts = { gap: 16, align: 32, maxWidth: 768, maxHeight: 416 };
+  const apart = (a: Placement, b: Placement) =>
+    a.input !== b.input ||
+    a.x >= b.x + b.width + 16 ||
+    b.x >= a.x + a.width + 16 ||
+    a.y >= b.y + b.height + 16 ||
+    b.y >= a.y + a.height + 16;
+  it('lays crops out without overlap, the gap between them, inside inputs whose sides are multiples of the alignment', () => {
+    const sizes = [
+      { width: 512, height: 288 },
+      { width: 120, height: 150 },
+      { width: 90, height: 130 },
+      { width: 200, height: 60 },
+      { width: 47, height: 63 },
+    ];
+    const { inputs, placements } = packRectangles(sizes, opts);
+    // The small crops go beside and under the large one: one input.
+    expect(inputs).toHaveLength(1);
+    const [{ width, height }] = inputs as [{ width: number; height: number }];
+    expect(width % 32).toBe(0);
+    expect(height % 32).toBe(0);
+    expect(width).toBeLessThanOrEqual(768);
+    expect(height).toBeLessThanOrEqual(416);
+    placements.forEach((p, i) => {
+      expect(p).toMatchObject(sizes[i]!);
+      expect(p.x + p.width).toBeLessThanOrEqual(width);
+      expect(p.y + p.height).toBeLessThanOrEqual(height);
+      placements.forEach((q, j) => j !== i && expect(apart(p, q)).toBe(true));
+    });
+  });
+  it('opens another input when the crops do not fit the limits, and gives a larger crop an input of its own size', () => {
+    const { inputs, placements } = packRectangles(
+      [
+        { width: 700, height: 300 },
+        { width: 700, height: 300 },
+        { width: 1280, height: 720 },
+      ],
+      opts,
+    );
+    expect(inputs).toEqual([
+      { width: 1280, height: 736 },
+      { width: 704, height: 320 },
+      { width: 704, height: 320 },
+    ]);
+    expect(placements.map((p) => p.input)).toEqual([1, 2, 0]);
+  });
+  it('gives nothing for no crops, and one crop its own size rounded up', () => {
+    expect(packRectangles([], opts)).toEqual({ inputs: [], placements: [] });
+    expect(packRectangles([{ width: 100, height: 40 }], opts)).toEqual({
+      inputs: [{ width: 128, height: 64 }],
+      placements: [{ input: 0, x: 0, y: 0, width: 100, height: 40 }],
+    });
+  });
+});
+
+describe('writePlanar and subMap', () => {
+  it('writes packed RGB as planar normalised BGR at a place in a larger input, and reads a placement back out of a map', () => {
+    const input = new Float32Array(3 * 4 * 3);
+    // Two pixels (1×2): red, then blue, written at (2, 1) of a 4×3 input.
+    writePlanar(
+      Uint8Array.from([255, 0, 0, 0, 0, 255]),
+      2,
+      1,
+      input,
+      4,
+      { x: 2, y: 1 },
+      {
+        scale: 1 / 255,
+        mean: [0.5, 0.5, 0.5],
+        std: [0.5, 0.5, 0.5],
+      },
+    );
+    const at = (c: number, x: number, y: number) => input[c * 12 + y * 4 + x];
+    expect([at(0, 2, 1), at(1, 2, 1), at(2, 2, 1)]).toEqual([-1, -1, 1]); // B, G, R of red
+    expect([at(0, 3, 1), at(2, 3, 1)]).toEqual([1, -1]);
+    expect(input.filter((v) => v !== 0)).toHaveLength(6);
+    const map = Float32Array.from({ length: 12 }, (_, i) => i);
+    expect([...subMap(map, 4, { x: 1, y: 1, width: 2, height: 2 })]).toEqual([5, 6, 9, 10]);
   });
 });
 
