@@ -166,8 +166,8 @@ export async function recognizeSigns(
       : [];
     if (methods.includes('colour_shape')) {
       const marked = candidates.map((c) => c.box);
-      const proposals = proposeSigns(await image.pixels(), image.width, image.height).filter(
-        (p) => marked.every((m) => overlapOfSmaller(m, p.box) < SAME_SIGN_OVERLAP),
+      const proposals = proposeSigns(await image.pixels(), image.width, image.height).filter((p) =>
+        marked.every((m) => overlapOfSmaller(m, p.box) < SAME_SIGN_OVERLAP),
       );
       proposed = proposals.length;
       // Proposals fill what the crop limit leaves; they never make a request fail.
