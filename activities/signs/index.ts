@@ -4,7 +4,7 @@ import { Tensor } from 'onnxruntime-node';
 import sharp from 'sharp';
 import type { AppConfig } from '../../core/config';
 import { InputError, UnavailableError } from '../../core/errors';
-import { cropRegion, type Box } from '../../core/geometry';
+import { cropRegion, overlapOfSmaller, type Box } from '../../core/geometry';
 import {
   decideSign,
   SIGN_CROP_PAD,
@@ -124,14 +124,6 @@ export type SignProposalMethod = 'sign_objects' | 'colour_shape';
 
 /** Overlap (intersection over the smaller box) from which a proposal repeats a sign object. */
 const SAME_SIGN_OVERLAP = 0.5;
-
-function overlapOfSmaller(a: Box, b: Box): number {
-  const w = Math.min(a[2], b[2]) - Math.max(a[0], b[0]);
-  const h = Math.min(a[3], b[3]) - Math.max(a[1], b[1]);
-  if (w <= 0 || h <= 0) return 0;
-  const area = (x: Box) => (x[2] - x[0]) * (x[3] - x[1]);
-  return (w * h) / Math.min(area(a), area(b));
-}
 
 type SignCandidate = { object_id: string | null; box: Box; source: 'box' | SignProposalMethod };
 

@@ -1,4 +1,4 @@
-import { expandBox, iou, nms, scaleBox, type ScoredBox } from './boxes';
+import { expandBox, intersectionArea, iou, nms, overlapOfSmaller, scaleBox, type ScoredBox } from './boxes';
 
 describe('detector boxes', () => {
   it('computes IoU and suppresses overlapping lower-scored boxes', () => {
@@ -13,4 +13,12 @@ describe('detector boxes', () => {
     expect(expandBox([0, 0, 10, 10], 0.5, 12, 100)).toEqual([0, 0, 12, 15]);
     expect(scaleBox([10, 20, 30, 40], 2, 0.5)).toEqual([20, 10, 60, 20]);
   });
+});
+
+test('overlap of the smaller box is 1 for a box inside another and 0 for disjoint or empty boxes', () => {
+  expect(overlapOfSmaller([0, 0, 100, 100], [10, 10, 20, 20])).toBe(1);
+  expect(overlapOfSmaller([0, 0, 10, 10], [5, 0, 25, 10])).toBe(0.5);
+  expect(overlapOfSmaller([0, 0, 10, 10], [20, 20, 30, 30])).toBe(0);
+  expect(overlapOfSmaller([0, 0, 10, 10], [5, 5, 5, 5])).toBe(0);
+  expect(intersectionArea([0, 0, 10, 10], [5, 5, 15, 15])).toBe(25);
 });

@@ -13,12 +13,20 @@ export interface ScoredBox {
 
 export const boxArea = (b: Box): number => Math.max(0, b[2] - b[0]) * Math.max(0, b[3] - b[1]);
 
+export const intersectionArea = (a: Box, b: Box): number =>
+  Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) *
+  Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+
 export function iou(a: Box, b: Box): number {
-  const ix = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]));
-  const iy = Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
-  const inter = ix * iy;
+  const inter = intersectionArea(a, b);
   const union = boxArea(a) + boxArea(b) - inter;
   return union > 0 ? inter / union : 0;
+}
+
+/** Intersection over the smaller box: 1 when one box lies inside the other. */
+export function overlapOfSmaller(a: Box, b: Box): number {
+  const smaller = Math.min(boxArea(a), boxArea(b));
+  return smaller > 0 ? intersectionArea(a, b) / smaller : 0;
 }
 
 /** Greedy non-maximum suppression: highest score first, dropping boxes overlapping a kept one. */
