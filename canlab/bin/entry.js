@@ -36,13 +36,25 @@ function distIsCurrent(root) {
   return sourcesOlderThan(path.join(root, 'src'), builtAt);
 }
 
-/** `src/<module>.ts` of this package, built when dist/ is current, else through tsx. */
+/**
+ * `src/<module>.ts` of this package, built when dist/ is current, else through tsx. The commands
+ * load lazily with import(), which only tsx's `--import` hook covers (its require hook does not),
+ * so a stale dist/ re-runs this bin once in a child node with that hook; the child finds the flag
+ * and loads the sources.
+ */
 function loadEntry(module, program) {
   if (distIsCurrent(ROOT)) return require(path.join(ROOT, 'dist', `${module}.js`));
-  process.stderr.write(
-    `${program}: dist/ is missing or older than src/, running the TypeScript through tsx (slow start); build it with npm run build -w canlab\n`,
-  );
-  require('tsx/cjs');
+  if (process.env.CANLAB_RUNNING_SOURCES !== '1') {
+    process.stderr.write(
+      `${program}: dist/ is missing or older than src/, running the TypeScript through tsx (slow start); build it with npm run build -w canlab\n`,
+    );
+    const child = require('node:child_process').spawnSync(
+      process.execPath,
+      ['--import', 'tsx', process.argv[1], ...process.argv.slice(2)],
+      { stdio: 'inherit', env: { ...process.env, CANLAB_RUNNING_SOURCES: '1' } },
+    );
+    process.exit(child.status ?? 70);
+  }
   return require(path.join(ROOT, 'src', `${module}.ts`));
 }
 

@@ -68,6 +68,30 @@ it('canlab --help loads the command list but no command, and no dependency', () 
   ]);
 });
 
+it('runs a lazily loaded command from the sources when dist/ is missing', () => {
+  // A copy of the package without dist/: the fallback must reach commands behind import() too.
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'canlab-sources-'));
+  try {
+    for (const dir of ['bin', 'src'])
+      fs.cpSync(path.join(ROOT, dir), path.join(copy, dir), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(copy, 'package.json'));
+    fs.symlinkSync(path.resolve(ROOT, '../node_modules'), path.join(copy, 'node_modules'));
+    const dbc = path.join(copy, 'tiny.dbc');
+    fs.writeFileSync(
+      dbc,
+      'VERSION ""\n\nBU_: ECU\n\nBO_ 256 SPEED: 2 ECU\n SG_ KPH : 0|16@1+ (0.1,0) [0|6553.5] "km/h" ECU\n',
+    );
+    const r = node([path.join(copy, 'bin', 'canlab.js'), 'lint', dbc]);
+    expect(r.stderr).toContain('dist/ is missing or older than src/');
+    expect({ status: r.status, stdout: r.stdout }).toEqual({
+      status: 0,
+      stdout: expect.stringContaining('1 message, 1 signal; 0 errors'),
+    });
+  } finally {
+    fs.rmSync(copy, { recursive: true, force: true });
+  }
+});
+
 describe('distIsCurrent', () => {
   let root: string;
   const at = (file: string, seconds: number): void => {
