@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestApi, type TestApi } from '../testkit/api';
+import { createUserWithToken, startTestApi, type TestApi } from '../testkit/api';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
 import { localStackEnv, testConfig } from '../testkit/stack';
 
@@ -80,4 +80,20 @@ it('answers 200 while every dependency answers and 503 naming MinIO once it is s
   expect(down.body.checks.temporal.ok).toBe(true);
   // Liveness does not depend on dependencies.
   expect((await api.call('GET', '/api/health')).status).toBe(200);
+});
+
+it('answers 503, not 500, when a route must start a workflow and Temporal does not answer', async () => {
+  const port = await freePort(); // nothing listens there
+  const noTemporal = await startTestApi(
+    testConfig({ DATABASE_URL: db.url, APP_TEMPORAL__ADDRESS: `127.0.0.1:${port}` }),
+  );
+  try {
+    const { token } = await createUserWithToken(noTemporal.deps, 'reviewer');
+    const res = await noTemporal.call('POST', '/api/govern/control/seed', { token, body: {} });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(res.body.detail).toMatch(/Temporal does not answer/);
+  } finally {
+    await noTemporal.close();
+  }
 });

@@ -64,6 +64,7 @@ function responsesOf(spec: RouteSpec): Record<string, unknown> {
         }
       : {}),
     429: problemResponse('request budget spent; Retry-After says when to try again'),
+    503: problemResponse('a dependency the route needs (database, storage, Temporal) does not answer'),
     ...Object.fromEntries(
       Object.entries(spec.statuses ?? {}).map(([status, d]) => [status, problemResponse(d)]),
     ),

@@ -1,13 +1,29 @@
-import { WorkflowExecutionAlreadyStartedError, type WorkflowStartOptions } from '@temporalio/client';
+import {
+  isGrpcServiceError,
+  ServiceError,
+  WorkflowExecutionAlreadyStartedError,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import type { Response } from 'express';
-import { ConflictError } from '../../core/errors';
+import { ConflictError, UnavailableError } from '../../core/errors';
 import type { AppDeps } from '../deps';
+
+/** gRPC codes of a Temporal server that is down or does not answer in time (not a refusal). */
+const GRPC_UNAVAILABLE = 14;
+const GRPC_DEADLINE_EXCEEDED = 4;
+
+function temporalDoesNotAnswer(err: unknown): boolean {
+  const cause = err instanceof ServiceError ? err.cause : err;
+  return (
+    isGrpcServiceError(cause) && (cause.code === GRPC_UNAVAILABLE || cause.code === GRPC_DEADLINE_EXCEEDED)
+  );
+}
 
 /**
  * Starts a workflow (by its function, so its arguments are type-checked) under its business id
  * and answers 202 with a Location to watch; Temporal refuses a second start of a running id,
- * which answers 409.
+ * which answers 409. A Temporal server that does not answer is 503, like /api/readyz says.
  */
 export async function startWorkflow<W extends Workflow>(
   deps: AppDeps,
@@ -27,6 +43,8 @@ export async function startWorkflow<W extends Workflow>(
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError)
       throw new ConflictError(`${opts.what} is already running (workflow ${opts.workflowId})`);
+    if (temporalDoesNotAnswer(err))
+      throw new UnavailableError(`${opts.what} could not be started: Temporal does not answer; try again`);
     throw err;
   }
 }
