@@ -20,7 +20,7 @@ import { covers } from './pii';
  * photographs (testkit/media/pii-scenes.ts: buses, motorcycles, people, plates and faces at known
  * places) passing the camera at a known speed, so the PII recall is counted on what the ingest
  * itself redacted. It is ingested twice, as an MP4 and remuxed as Matroska (the same frames, another
- * content hash): once with the PII pass of before (`APP_PII__SEARCH=frame`, faces at 960 px), once
+ * content hash): once with the PII pass of before (`APP_PII__SEARCH=frame`, faces at 960 px, the fp32 text detector), once
  * with the default, each by its own cpu worker; plain extraction runs before, between and after.
  * Step times come from the workflow history.
  */
@@ -203,7 +203,10 @@ export async function run(): Promise<void> {
     const modes: Array<[string, AppConfig, string]> = [
       [
         'PII before (single whole-frame pass)',
-        { ...stack.config, pii: { ...stack.config.pii, search: 'frame', faceMaxSide: 960 } },
+        {
+          ...stack.config,
+          pii: { ...stack.config.pii, search: 'frame', faceMaxSide: 960, textPrecision: 'fp32' },
+        },
         video,
       ],
       ['PII now (boxes, default)', stack.config, remuxed],

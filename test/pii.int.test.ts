@@ -19,6 +19,8 @@ import { testConfig } from '../testkit/stack';
  */
 const config = testConfig();
 const wholeFrame = testConfig({ APP_PII__SEARCH: 'frame', APP_PII__FACE_MAX_SIDE: '960' });
+/** The default search with the float text detector that the int8 one is derived from (docs/pii.md "int8"). */
+const fp32 = testConfig({ APP_PII__TEXT_PRECISION: 'fp32' });
 
 /** A plate is found when a plate region's centre lies on it and the region spans most of its width. */
 const covers = (r: PiiRegion, p: Box): boolean => {
@@ -93,15 +95,16 @@ describe('faces (YuNet)', () => {
 
 describe('plates on vehicles and faces on people (street scenes of real photographs)', () => {
   let scenes: PiiScene[];
-  const found: Record<'boxes' | 'frame', PiiDetection[]> = { boxes: [], frame: [] };
+  const found: Record<'boxes' | 'frame' | 'fp32', PiiDetection[]> = { boxes: [], frame: [], fp32: [] };
   beforeAll(async () => {
     scenes = await piiScenes(6);
     for (const scene of scenes) {
       found.boxes.push(await detectPii(config, scene.jpeg));
       found.frame.push(await detectPii(wholeFrame, scene.jpeg));
+      found.fp32.push(await detectPii(fp32, scene.jpeg));
     }
   });
-  const platesFound = (mode: 'boxes' | 'frame', minPx = 0) =>
+  const platesFound = (mode: keyof typeof found, minPx = 0) =>
     scenes.flatMap((s, i) =>
       s.plates
         .filter((p) => p.heightPx >= minPx)
@@ -120,6 +123,16 @@ describe('plates on vehicles and faces on people (street scenes of real photogra
     expect(count(boxes)).toBeGreaterThanOrEqual(count(frame));
     const large = platesFound('boxes', 16);
     expect(count(large) / large.length).toBeGreaterThanOrEqual(0.8);
+  });
+
+  it('finds with the int8 text detector every plate the fp32 one it is derived from finds', () => {
+    const int8 = platesFound('boxes');
+    const float = platesFound('fp32');
+    console.log(
+      `plates on vehicles: int8 ${count(int8)}/${int8.length}, fp32 ${count(float)}/${float.length}`,
+    );
+    expect(count(float)).toBeGreaterThan(0);
+    expect(float.every((hit, i) => !hit || int8[i])).toBe(true);
   });
 
   it('finds at least the faces the whole-frame pass at 960 px finds, and nine in ten of all', () => {
@@ -146,13 +159,14 @@ describe('plates on vehicles and faces on people (street scenes of real photogra
   it('names the closed-set detector among the model versions only when it searched', () => {
     expect(found.boxes[0]!.versions).toEqual({
       face: 'face_detection_yunet.onnx',
-      text: 'ch_PP-OCRv4_det_infer.onnx',
+      text: 'ch_PP-OCRv4_det_infer.int8.onnx',
       detector: expect.stringMatching(/^yolox_nano\.onnx@[0-9a-f]{12}$/),
     });
     expect(found.frame[0]!.versions).toEqual({
       face: 'face_detection_yunet.onnx',
-      text: 'ch_PP-OCRv4_det_infer.onnx',
+      text: 'ch_PP-OCRv4_det_infer.int8.onnx',
     });
+    expect(found.fp32[0]!.versions.text).toBe('ch_PP-OCRv4_det_infer.onnx');
   });
 });
 
@@ -220,6 +234,14 @@ describe('missing models', () => {
     await expect(detectPii(missing, Buffer.alloc(0))).rejects.toThrow(UnavailableError);
     await expect(detectPii(missing, Buffer.alloc(0))).rejects.toThrow(
       /face detector model is not there: .*no-such-face-model\.onnx/,
+    );
+  });
+
+  it('refuse the int8 text detector by name, saying how to derive it', async () => {
+    const missing = testConfig({ APP_PII__TEXT_DETECTOR_INT8: '/nonexistent/det.int8.onnx' });
+    await expect(detectPii(missing, Buffer.alloc(0))).rejects.toThrow(UnavailableError);
+    await expect(detectPii(missing, Buffer.alloc(0))).rejects.toThrow(
+      /int8 licence-plate text detector model is not there: \/nonexistent\/det\.int8\.onnx .*infra\/pii-models\.sh install/,
     );
   });
 

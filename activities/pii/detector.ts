@@ -67,13 +67,20 @@ async function loadSession(file: string, what: string, setting: string): Promise
 
 function loadPiiModels(config: PiiConfig): Promise<PiiModels> {
   const faceFile = path.resolve(config.models.dir, config.models.faceDetector);
-  const textFile = config.pii.textDetector;
+  const int8 = config.pii.textPrecision === 'int8';
+  const textFile = int8 ? config.pii.textDetectorInt8 : config.pii.textDetector;
   const key = `${faceFile}|${textFile}`;
   let models = cache.get(key);
   if (!models) {
     models = (async () => ({
       face: await loadSession(faceFile, 'face detector', 'APP_MODELS__DIR / APP_MODELS__FACE_DETECTOR'),
-      text: await loadSession(textFile, 'licence-plate text detector', 'APP_PII__TEXT_DETECTOR'),
+      text: await loadSession(
+        textFile,
+        int8 ? 'int8 licence-plate text detector' : 'licence-plate text detector',
+        int8
+          ? 'APP_PII__TEXT_DETECTOR_INT8; `infra/pii-models.sh install` derives it, or set APP_PII__TEXT_PRECISION=fp32'
+          : 'APP_PII__TEXT_DETECTOR',
+      ),
       versions: { face: path.basename(faceFile), text: path.basename(textFile) },
     }))();
     models.catch(() => cache.delete(key));
