@@ -1,0 +1,2 @@
+export * from './assignment';
+export * from './bytetrack';
