@@ -13,8 +13,7 @@ CREATE TABLE "governance_state" (
     "stopped" JSONB NOT NULL DEFAULT '[]',
     "updated_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
-    CONSTRAINT "governance_state_pkey" PRIMARY KEY ("id"),
-    CONSTRAINT "governance_state_one_row" CHECK ("id" = 1)
+    CONSTRAINT "governance_state_pkey" PRIMARY KEY ("id")
 );
 
 -- CreateTable
