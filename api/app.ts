@@ -36,6 +36,7 @@ import { createFusionRoutes } from './routes/fusion';
 import { createFusionBoardRoutes } from './routes/fusion/board';
 import { createFusionThresholdRoutes } from './routes/fusion/thresholds';
 import { createGovernControlRoutes } from './routes/govern/control';
+import { createGovernConsentRoutes } from './routes/govern/consent';
 import { createAgentRunRoutes } from './routes/agent';
 import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
@@ -102,6 +103,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createFusionThresholdRoutes(deps),
     createFusionBoardRoutes(deps),
     createGovernControlRoutes(deps),
+    createGovernConsentRoutes(deps),
     createAgentRunRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),

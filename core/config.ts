@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseBlocking } from './govern/consent';
 
 /**
  * The platform's configuration: one typed, validated object built from environment variables.
@@ -561,6 +562,26 @@ export const ConfigSchema = z.object({
       bootTimeoutMinutes: num.positive().default(15),
       /** Limit of one request to the provider. */
       requestTimeoutSeconds: num.positive().default(30),
+    })
+    .prefault({}),
+  /** Consent enforcement (docs/consent.md). */
+  consent: z
+    .object({
+      /**
+       * Consent statuses whose sessions are left out of exports, training and campaigns,
+       * comma-separated; add `unknown` where consent must be recorded before any use.
+       */
+      blocking: z
+        .string()
+        .default('withdrawn,missing')
+        .transform((s, ctx) => {
+          try {
+            return parseBlocking(s);
+          } catch (err) {
+            ctx.addIssue({ code: 'custom', message: (err as Error).message });
+            return z.NEVER;
+          }
+        }),
     })
     .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),

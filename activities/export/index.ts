@@ -50,6 +50,8 @@ import {
   type GateReport,
 } from '../../core/export/gate-report';
 import { evaluatePrivacyGate } from './privacy-gate';
+import { excludeBlockedSessions } from '../govern/consent';
+import type { BlockedSession } from '../../core/govern/consent';
 import { createSqlPool } from './sql';
 import { tallyContext } from './tally-context';
 import { mapLimit } from '../../core/map-limit';
@@ -99,6 +101,8 @@ export interface ExportProgress {
   tally: ExportTally;
   /** The privacy gate's report: whole for an enforcing gate, the pages' so far for an advisory one. */
   gate: GateReport;
+  /** Sessions of the slice left out because their consent blocks export (docs/consent.md). */
+  consent_excluded: BlockedSession[];
 }
 
 export interface ExportOutcome {
@@ -456,6 +460,12 @@ export function createExportActivities(deps: ActivityDeps) {
     async beginExport(input: ExportWorkflowInput): Promise<{ refused: boolean; gate: GateReport }> {
       const job = await loadJob(input.jobId);
       const settings = settingsOf(job);
+      const previous = (job.progress ?? {}) as Partial<ExportProgress>;
+      // Consent is settled once, as the export starts; a resumed export keeps the slice it began with.
+      const consent = previous.classes
+        ? null
+        : await excludeBlockedSessions(sql(), config.consent, settings.predicate);
+      if (consent) settings.predicate = consent.predicate;
       const enforcing = settings.gateMode === 'enforcing';
       const gate = enforcing
         ? await evaluatePrivacyGate(sql(), settings.predicate, settings.gateMode)
@@ -481,8 +491,7 @@ export function createExportActivities(deps: ActivityDeps) {
         });
         return { refused: true, gate };
       }
-      const previous = (job.progress ?? {}) as Partial<ExportProgress>;
-      const totals = previous.classes ? null : await sliceTotals(sql(), settings.predicate);
+      const totals = consent ? await sliceTotals(sql(), settings.predicate) : null;
       const progress: ExportProgress = totals
         ? {
             total_frames: totals.frames,
@@ -494,11 +503,18 @@ export function createExportActivities(deps: ActivityDeps) {
             classes: totals.classes,
             tally: emptyTally(),
             gate,
+            consent_excluded: consent?.excluded ?? [],
           }
         : (previous as ExportProgress);
       await db.exportJob.update({
         where: { id: job.id },
-        data: { state: 'running', gate: json(progress.gate), progress: json(progress), error: null },
+        data: {
+          state: 'running',
+          predicate: json(settings.predicate),
+          gate: json(progress.gate),
+          progress: json(progress),
+          error: null,
+        },
       });
       await publish('export.started', {
         job_id: job.id,

@@ -9,6 +9,7 @@ import type { Prisma, TrainingJob } from '../../generated/prisma/client';
 import type { CloudTrainingResult } from '../cloud';
 import { releaseSlot, takeSlot } from '../autolabel/slot';
 import { findCommit } from '../datasets/read';
+import { assertConsentAllows } from '../govern/consent';
 import type { ActivityDeps } from '../deps';
 import { readObject } from '../inspector/frame-objects';
 import { findModel, readModelArtifact, storeModelArtifact } from '../models/artifacts';
@@ -75,8 +76,11 @@ export function createTrainingActivities(deps: ActivityDeps) {
     async prepareTrainingJob(input: { jobId: string }): Promise<void> {
       try {
         const job = await findTrainingJob(db, input.jobId);
+        const commit = await findCommit(db, job.datasetCommitId);
+        // Consent may have been withdrawn since the job was started.
+        await assertConsentAllows(db, deps.config.consent, 'training', commit.sessionIds);
         const [data] = await Promise.all([
-          planTrainingData(storage, await findCommit(db, job.datasetCommitId)),
+          planTrainingData(storage, commit),
           findModel(db, job.parentVersion),
         ]);
         await db.trainingJob.update({

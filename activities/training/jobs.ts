@@ -15,6 +15,7 @@ import { recordAudit } from '../audit';
 import { placeTrainingJob } from '../cloud/placement';
 import { emitJobEvent } from '../events/jobs';
 import { findCommit } from '../datasets/read';
+import { assertConsentAllows } from '../govern/consent';
 import type { Db } from '../db';
 import { currentChampion, findModel, type ArtifactDeps } from '../models/artifacts';
 import { checkTrainableCommit } from './dataset';
@@ -85,7 +86,9 @@ export async function checkTrainingRequest(
     throw new InputError(`at most ${t.maxEpochs} epochs (APP_TRAINING__MAX_EPOCHS)`, [
       { field: 'body.config.epochs', message: `at most ${t.maxEpochs}` },
     ]);
-  checkTrainableCommit(await findCommit(deps.db, req.dataset_commit_id));
+  const commit = await findCommit(deps.db, req.dataset_commit_id);
+  await assertConsentAllows(deps.db, deps.config.consent, 'training', commit.sessionIds);
+  checkTrainableCommit(commit);
   const parent = req.parent_model_version
     ? await findModel(deps.db, req.parent_model_version)
     : await currentChampion(deps, req.task);

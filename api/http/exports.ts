@@ -5,10 +5,12 @@ import { ConflictError, NotFoundError, RefusedError } from '../../core/errors';
 import { SplitIn } from '../../core/export/splits';
 import { recordAudit } from '../../activities/audit';
 import { checkPredicate } from '../../activities/curation/slice-query';
+import { excludeBlockedSessions } from '../../activities/govern/consent';
 import { EXPORT_FORMATS, exportWorkflowId, type ExportProgress } from '../../activities/export';
 import { sliceIsEmpty } from '../../activities/export/pages';
 import { evaluatePrivacyGate } from '../../activities/export/privacy-gate';
 import type { GateReport } from '../../core/export/gate-report';
+import { blockedSentence } from '../../core/govern/consent';
 import { prismaSql } from '../../activities/export/sql';
 import type { ExportJob, Prisma } from '../../generated/prisma/client';
 import { exportWorkflow } from '../../workflows/export';
@@ -75,7 +77,7 @@ export function exportStartRoute(
       statuses: {
         404: 'no such slice',
         409: 'an export of this job is already running',
-        422: 'refused by the privacy gate (the body lists the blocking sessions), an unknown class, or an empty slice',
+        422: 'refused by the privacy gate (the body lists the blocking sessions), an unknown class, or an empty slice (also once the sessions whose consent blocks export are left out)',
       },
     },
     ({ body, res, principal, req }) => startExport(deps, res, body, { principal, requestId: String(req.id) }),
@@ -117,11 +119,20 @@ export async function startExport(
   const predicate = await resolvePredicate(deps, body);
   await checkPredicate(deps.db, predicate, body.slice_id ? 'slice.predicate' : 'body.predicate');
   const mode = deps.config.pii.coverageGate;
-  if (await sliceIsEmpty(prismaSql(deps.db), predicate))
-    throw new RefusedError('the slice selects no objects to export');
+  // The checks see what the export will: the slice without the sessions consent blocks (the
+  // export leaves them out again when it starts, as consent then stands).
+  const consent = await excludeBlockedSessions(prismaSql(deps.db), deps.config.consent, predicate);
+  if (await sliceIsEmpty(prismaSql(deps.db), consent.predicate))
+    throw new RefusedError(
+      consent.excluded.length
+        ? `the slice selects no objects to export once ${blockedSentence('export', consent.excluded)}`
+        : 'the slice selects no objects to export',
+      consent.excluded.length ? { consent_excluded: consent.excluded } : undefined,
+    );
   // Only an enforcing gate can refuse, so only it runs in the request (and again when the export
   // starts); an advisory or disabled gate runs once, in the workflow, and its report is on the job.
-  const gate = mode === 'enforcing' ? await evaluatePrivacyGate(prismaSql(deps.db), predicate, mode) : null;
+  const gate =
+    mode === 'enforcing' ? await evaluatePrivacyGate(prismaSql(deps.db), consent.predicate, mode) : null;
   if (gate?.outcome === 'refused') {
     await recordAudit(deps.db, {
       actorId: caller.principal.userId,
@@ -175,6 +186,7 @@ export async function startExport(
       state: job.state,
       formats: job.formats,
       gate: gateSummary(gate ?? { mode, outcome: 'pending' }),
+      consent_excluded: consent.excluded,
       ...started,
     };
   } catch (err) {
@@ -206,6 +218,7 @@ export function exportJobOut(job: ExportJob) {
     slice_id: job.sliceId,
     predicate: job.predicate,
     gate: gateSummary(gate),
+    consent_excluded: p.consent_excluded ?? [],
     progress: {
       pages_done: p.pages_done ?? 0,
       frames_done: p.frames_done ?? 0,

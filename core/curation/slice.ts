@@ -43,6 +43,8 @@ export const SlicePredicate = z.strictObject({
   l1: z.array(z.string().min(1).max(64)).min(1).max(20).optional(),
   sources: z.array(z.string().min(1).max(16)).min(1).max(20).optional(),
   session_ids: z.array(z.uuid()).min(1).max(1000).optional(),
+  /** Sessions left out; an export adds those whose consent blocks it (docs/consent.md). */
+  exclude_session_ids: z.array(z.uuid()).min(1).max(100_000).optional(),
   min_conf: z.number().min(0).max(1).optional(),
   /**
    * Frame context: `lighting` (derived, one of LIGHTING_VALUES) or a top-level key of the frame's
@@ -104,6 +106,8 @@ export function sliceSql(predicate: SlicePredicate, firstParam = 1): SliceSql {
   if (predicate.l1) parts.push(`c.l1 = ANY(${param(predicate.l1)}::text[])`);
   if (predicate.sources) parts.push(`o.source = ANY(${param(predicate.sources)}::text[])`);
   if (predicate.session_ids) parts.push(`f.session_id = ANY(${param(predicate.session_ids)}::uuid[])`);
+  if (predicate.exclude_session_ids)
+    parts.push(`f.session_id <> ALL(${param(predicate.exclude_session_ids)}::uuid[])`);
   if (predicate.min_conf !== undefined) parts.push(`o.conf >= ${param(predicate.min_conf)}::float8`);
   for (const [key, value] of Object.entries(predicate.context ?? {})) {
     const values = (Array.isArray(value) ? value : [value]).map(String);

@@ -5,7 +5,7 @@ import type { SlicePredicate } from '../curation/slice';
  * objects; an evaluation compares frozen gold boxes with a run's predictions, which have no review
  * state or source. So a slice is split in three:
  *
- * - **frame conditions** (`session_ids`, `context` incl. `lighting`, `region`, `track_event`)
+ * - **frame conditions** (`session_ids`, `exclude_session_ids`, `context` incl. `lighting`, `region`, `track_event`)
  *   choose the gold frames evaluated: a frame is in the slice when it satisfies all of them
  *   (`region` and `track_event: true` match no frame yet, as everywhere slices are read);
  * - **class conditions** (`classes` with their descendants, `l1`, `rarity_bands`) choose the
@@ -18,7 +18,7 @@ import type { SlicePredicate } from '../curation/slice';
  * A slice without frame conditions keeps every gold frame; without class conditions, every class.
  */
 
-export const FRAME_KEYS = ['session_ids', 'context', 'region', 'track_event'] as const;
+export const FRAME_KEYS = ['session_ids', 'exclude_session_ids', 'context', 'region', 'track_event'] as const;
 export const CLASS_KEYS = ['classes', 'l1', 'rarity_bands'] as const;
 export const OBJECT_KEYS = ['states', 'sources', 'min_conf'] as const;
 

@@ -101,6 +101,15 @@ export const EVENT_CATALOGUE = [
     title: 'Your webhook to {url} was disabled after repeated failures',
     emittedBy: 'attemptWebhookDelivery (webhookDeliveryWorkflow), when a delivery fails for good',
   },
+  {
+    kind: 'session.consent_changed',
+    subject: 'session',
+    description: "A session's consent status, legal basis or retention date was recorded (docs/consent.md)",
+    payload: ['session_id', 'name', 'before', 'after', 'legal_basis', 'retention_until'],
+    notifies: { role: 'admin' },
+    title: 'Consent of {name} is now {after}',
+    emittedBy: 'POST /api/govern/consent (recordConsent)',
+  },
 ] as const satisfies readonly EventKindInfo[];
 
 export type EventKind = (typeof EVENT_CATALOGUE)[number]['kind'];

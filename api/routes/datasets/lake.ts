@@ -13,6 +13,7 @@ import {
   type ParquetTable,
   type TablePart,
 } from '../../../activities/datasets/read';
+import { assertConsentAllows } from '../../../activities/govern/consent';
 import { listKeys, removeKeys } from '../../../activities/ingest/storage';
 import { isMissingObject } from '../../../activities/inspector/frame-objects';
 import type { ObjectStore } from '../../../activities/storage/object-store';
@@ -323,10 +324,11 @@ export function addLakeRoutes(group: RouteGroup, deps: AppDeps): RouteGroup {
         access: 'reviewer',
         body: { name: 'LakePublishIn', schema: PublishIn },
         successStatus: 201,
-        statuses: { 404: 'no such commit' },
+        statuses: { 404: 'no such commit', 422: 'the commit holds a session whose consent blocks export' },
       },
       async ({ body, principal, req }) => {
         const commit = await findCommit(db, body.commit_id);
+        await assertConsentAllows(db, deps.config.consent, 'export', commit.sessionIds);
         const tables = await publish(
           deps,
           commit,

@@ -13,6 +13,7 @@ import {
   contentTypeOf,
   openStored,
 } from '../../../activities/datasets/transfer';
+import { assertConsentAllows } from '../../../activities/govern/consent';
 import { isMissingObject } from '../../../activities/inspector/frame-objects';
 import { checkedBytes, type ByteSource } from '../../../core/datasets/tar';
 import { NotFoundError } from '../../../core/errors';
@@ -188,11 +189,12 @@ export function createDatasetTransferRoutes(deps: AppDeps): RouteGroup {
         statuses: {
           404: 'no such commit',
           409: 'shards of this split are being written by another request',
-          422: `the commit has no images for the split, or more than ${MAX_SHARD_SAMPLES}`,
+          422: `the commit has no images for the split, or more than ${MAX_SHARD_SAMPLES}, or it holds a session whose consent blocks export`,
         },
       },
       async ({ req, body, principal }) => {
         const commit = await findCommit(db, body.commit_id);
+        await assertConsentAllows(db, deps.config.consent, 'export', commit.sessionIds);
         const shards = await writeCommitShards({ db, storage, logger }, commit, {
           split: body.split,
           samplesPerShard: body.samples_per_shard,
@@ -228,10 +230,15 @@ export function createDatasetTransferRoutes(deps: AppDeps): RouteGroup {
         access: 'reviewer',
         params: z.object({ commit_id: commitIdSchema }),
         respondsItself: { contentType: 'application/x-tar' },
-        statuses: { 404: 'no such commit', 416: 'range not satisfiable' },
+        statuses: {
+          404: 'no such commit',
+          416: 'range not satisfiable',
+          422: 'the commit holds a session whose consent blocks export',
+        },
       },
       async ({ req, res, params }) => {
         const commit = await findCommit(db, params.commit_id);
+        await assertConsentAllows(db, deps.config.consent, 'export', commit.sessionIds);
         const layout = commitArchive(commit);
         res.type('application/x-tar');
         res.setHeader(

@@ -104,7 +104,7 @@ export function createTrainingRoutes(deps: AppDeps): RouteGroup {
         statuses: {
           404: 'no such dataset commit or parent model',
           409: 'the job is already running',
-          422: 'refused by name: a 3D or other untrainable task, an external trainer or cloud provider that is not configured, no cloud session, a commit without COCO train/val splits or images, a parent that is not a yolox detector',
+          422: 'refused by name: a 3D or other untrainable task, an external trainer or cloud provider that is not configured, no cloud session, a commit without COCO train/val splits or images, a parent that is not a yolox detector, a commit holding a session whose consent blocks training',
           503: 'the shipped detector (the default parent) is not there',
         },
       },
