@@ -37,6 +37,8 @@ import { createFusionBoardRoutes } from './routes/fusion/board';
 import { createFusionThresholdRoutes } from './routes/fusion/thresholds';
 import { createGovernControlRoutes } from './routes/govern/control';
 import { createGovernConsentRoutes } from './routes/govern/consent';
+import { createGovernAuditRoutes } from './routes/govern/audit';
+import { createGovernLineageRoutes } from './routes/govern/lineage';
 import { createAgentRunRoutes } from './routes/agent';
 import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
@@ -104,6 +106,8 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createFusionBoardRoutes(deps),
     createGovernControlRoutes(deps),
     createGovernConsentRoutes(deps),
+    createGovernAuditRoutes(deps),
+    createGovernLineageRoutes(deps),
     createAgentRunRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),
