@@ -22,6 +22,7 @@ import { createCloudActivities } from './cloud';
 import { createDrivableActivities } from './drivable/backfill';
 import { createJobActivities } from './jobs/cancel';
 import { createWebhookActivities } from './webhooks';
+import { createErasureActivities } from './govern/erasure';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -48,6 +49,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createCloudActivities(deps),
     ...createJobActivities(deps),
     ...createWebhookActivities(deps),
+    ...createErasureActivities(deps),
   };
 }
 

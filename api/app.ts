@@ -39,6 +39,7 @@ import { createGovernControlRoutes } from './routes/govern/control';
 import { createGovernConsentRoutes } from './routes/govern/consent';
 import { createGovernAuditRoutes } from './routes/govern/audit';
 import { createGovernLineageRoutes } from './routes/govern/lineage';
+import { createGovernErasureRoutes } from './routes/govern/erasure';
 import { createAgentRunRoutes } from './routes/agent';
 import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
@@ -108,6 +109,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernConsentRoutes(deps),
     createGovernAuditRoutes(deps),
     createGovernLineageRoutes(deps),
+    createGovernErasureRoutes(deps),
     createAgentRunRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),

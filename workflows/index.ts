@@ -25,3 +25,4 @@ export * from './cloud';
 export * from './drivable-backfill';
 export * from './job-cancel';
 export * from './webhooks';
+export * from './erase-session';

@@ -10,6 +10,7 @@ import {
 import { commitParts, findCommit, readTable } from '../datasets/read';
 import type { Db } from '../db';
 import type { ObjectStore } from '../storage/object-store';
+import { erasureOut } from './erasure';
 
 /**
  * Lineage of any governed subject (docs/governance-reads.md): what it came from and what used it. Built on
@@ -93,10 +94,20 @@ async function trainingAndModels(db: Db, jobs: Prisma.TrainingJobWhereInput, mod
 }
 
 async function ofSession(deps: Deps, id: string) {
-  const [base, session] = await Promise.all([
-    sessionLineage(deps.db, id),
+  const [erasures, session] = await Promise.all([
+    deps.db.erasure.findMany({
+      where: { sessionId: id },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: LINEAGE_LIST_LIMIT,
+    }),
     deps.db.session.findUnique({ where: { id } }),
   ]);
+  // An erased session that no commit held is known by its erasures alone: their proof is its lineage.
+  const base = await sessionLineage(deps.db, id).catch((err: unknown) => {
+    if (err instanceof NotFoundError && erasures.length)
+      return { commits: [], commits_truncated: false, autolabel_jobs: [], autolabel_jobs_truncated: false };
+    throw err;
+  });
   const commitIds = base.commits.map((c) => c.commit_id);
   const fed = await trainingAndModels(
     deps.db,
@@ -122,6 +133,7 @@ async function ofSession(deps: Deps, id: string) {
           }
         : null,
       exists: Boolean(session),
+      erasures: erasures.map(erasureOut),
     },
     used_by: {
       commits: base.commits,

@@ -110,6 +110,24 @@ export const EVENT_CATALOGUE = [
     title: 'Consent of {name} is now {after}',
     emittedBy: 'POST /api/govern/consent (recordConsent)',
   },
+  {
+    kind: 'erasure.completed',
+    subject: 'erasure',
+    description: "A session's erasure finished, with its proof that every place is empty (docs/erasure.md)",
+    payload: ['erasure_id', 'reason', 'places', 'commits_marked'],
+    notifies: { role: 'admin' },
+    title: 'An erasure is complete: {places} places shown empty',
+    emittedBy: 'proveErasure (eraseSessionWorkflow)',
+  },
+  {
+    kind: 'erasure.failed',
+    subject: 'erasure',
+    description: "A session's erasure failed, naming why (docs/erasure.md)",
+    payload: ['erasure_id', 'reason', 'error'],
+    notifies: { role: 'admin' },
+    title: 'An erasure failed: {error}',
+    emittedBy: 'failErasure (eraseSessionWorkflow)',
+  },
 ] as const satisfies readonly EventKindInfo[];
 
 export type EventKind = (typeof EVENT_CATALOGUE)[number]['kind'];
