@@ -23,6 +23,7 @@ import { createDrivableActivities } from './drivable/backfill';
 import { createJobActivities } from './jobs/cancel';
 import { createWebhookActivities } from './webhooks';
 import { createErasureActivities } from './govern/erasure';
+import { createRetentionActivities } from './govern/retention';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -50,6 +51,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createJobActivities(deps),
     ...createWebhookActivities(deps),
     ...createErasureActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }
 

@@ -40,6 +40,7 @@ import { createGovernConsentRoutes } from './routes/govern/consent';
 import { createGovernAuditRoutes } from './routes/govern/audit';
 import { createGovernLineageRoutes } from './routes/govern/lineage';
 import { createGovernErasureRoutes } from './routes/govern/erasure';
+import { createGovernRetentionRoutes } from './routes/govern/retention';
 import { createAgentRunRoutes } from './routes/agent';
 import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
@@ -110,6 +111,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernAuditRoutes(deps),
     createGovernLineageRoutes(deps),
     createGovernErasureRoutes(deps),
+    createGovernRetentionRoutes(deps),
     createAgentRunRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseBlocking } from './govern/consent';
+import { retentionScheduleSpec } from './govern/retention';
 
 /**
  * The platform's configuration: one typed, validated object built from environment variables.
@@ -582,6 +583,26 @@ export const ConfigSchema = z.object({
             return z.NEVER;
           }
         }),
+    })
+    .prefault({}),
+  /** The retention sweep (docs/erasure.md): a Temporal schedule every cpu worker keeps as configured here. */
+  retention: z
+    .object({
+      /** Off pauses the schedule; the manual sweep route still runs. */
+      enabled: bool.default(true),
+      /** An interval (`24h`) or a five-field cron expression (`0 3 * * *`, UTC): core/govern/retention.ts. */
+      schedule: z
+        .string()
+        .default('0 3 * * *')
+        .superRefine((v, ctx) => {
+          try {
+            retentionScheduleSpec(v);
+          } catch (err) {
+            ctx.addIssue({ code: 'custom', message: (err as Error).message });
+          }
+        }),
+      /** Sessions one sweep erases at most; the rest are still due at the next sweep. */
+      sweepLimit: int.min(1).max(10_000).default(100),
     })
     .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),

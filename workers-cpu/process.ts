@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../core/config';
 import { createCpuActivities } from '../activities';
 import { createDb } from '../activities/db';
+import { ensureRetentionSchedule } from '../activities/govern/retention';
 import { ensureWebhookDispatcher } from '../activities/webhooks/dispatcher';
 import { createObjectStore } from '../activities/storage/object-store';
 import { createEventHub } from '../runtime/event-hub';
@@ -30,7 +31,10 @@ export async function startCpuWorkerProcess(config: AppConfig, logger: Logger): 
         activities: createCpuActivities({ config, db, storage: createObjectStore(config.storage), events }),
       });
       // The webhook outbox's one dispatcher runs wherever a cpu worker can run it (docs/webhooks.md).
-      await ensureWebhookDispatcher(new Client({ connection, namespace: config.temporal.namespace }), config);
+      const client = new Client({ connection, namespace: config.temporal.namespace });
+      await ensureWebhookDispatcher(client, config);
+      // The retention sweep's schedule, kept as configured (docs/erasure.md).
+      await ensureRetentionSchedule(client, config, logger);
       return worker;
     },
     release: async () => {

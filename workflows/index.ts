@@ -26,3 +26,4 @@ export * from './drivable-backfill';
 export * from './job-cancel';
 export * from './webhooks';
 export * from './erase-session';
+export * from './retention-sweep';
