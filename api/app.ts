@@ -41,6 +41,7 @@ import { createGovernAuditRoutes } from './routes/govern/audit';
 import { createGovernLineageRoutes } from './routes/govern/lineage';
 import { createGovernErasureRoutes } from './routes/govern/erasure';
 import { createGovernRetentionRoutes } from './routes/govern/retention';
+import { createGovernKillSwitchRoutes } from './routes/govern/killswitch';
 import { createAgentRunRoutes } from './routes/agent';
 import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
@@ -112,6 +113,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernLineageRoutes(deps),
     createGovernErasureRoutes(deps),
     createGovernRetentionRoutes(deps),
+    createGovernKillSwitchRoutes(deps),
     createAgentRunRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),

@@ -16,6 +16,7 @@ import { placeTrainingJob } from '../cloud/placement';
 import { emitJobEvent } from '../events/jobs';
 import { findCommit } from '../datasets/read';
 import { assertConsentAllows } from '../govern/consent';
+import { assertWorkMayStart } from '../govern/start-guard';
 import type { Db } from '../db';
 import { currentChampion, findModel, type ArtifactDeps } from '../models/artifacts';
 import { checkTrainableCommit } from './dataset';
@@ -74,6 +75,7 @@ export async function checkTrainingRequest(
   deps: ArtifactDeps,
   req: TrainingRequest,
 ): Promise<{ parent: Model }> {
+  await assertWorkMayStart(deps.db, 'training');
   const refused = taskRefusal(req.task);
   if (refused) throw new RefusedError(refused, { reason: 'task' });
   const t = deps.config.training;

@@ -6,6 +6,7 @@ import { SplitIn } from '../../core/export/splits';
 import { recordAudit } from '../../activities/audit';
 import { checkPredicate } from '../../activities/curation/slice-query';
 import { excludeBlockedSessions } from '../../activities/govern/consent';
+import { assertWorkMayStart } from '../../activities/govern/start-guard';
 import { EXPORT_FORMATS, exportWorkflowId, type ExportProgress } from '../../activities/export';
 import { sliceIsEmpty } from '../../activities/export/pages';
 import { evaluatePrivacyGate } from '../../activities/export/privacy-gate';
@@ -76,7 +77,7 @@ export function exportStartRoute(
       successStatus: 202,
       statuses: {
         404: 'no such slice',
-        409: 'an export of this job is already running',
+        409: 'an export of this job is already running, or the kill switch is engaged',
         422: 'refused by the privacy gate (the body lists the blocking sessions), an unknown class, or an empty slice (also once the sessions whose consent blocks export are left out)',
       },
     },
@@ -116,6 +117,7 @@ export async function startExport(
   body: ExportIn,
   caller: { principal: Principal; requestId: string },
 ) {
+  await assertWorkMayStart(deps.db, 'export');
   const predicate = await resolvePredicate(deps, body);
   await checkPredicate(deps.db, predicate, body.slice_id ? 'slice.predicate' : 'body.predicate');
   const mode = deps.config.pii.coverageGate;

@@ -21,15 +21,14 @@ function temporalDoesNotAnswer(err: unknown): boolean {
 }
 
 /**
- * Starts a workflow (by its function, so its arguments are type-checked) under its business id
- * and answers 202 with a Location to watch; Temporal refuses a second start of a running id,
- * which answers 409. A Temporal server that does not answer is 503, like /api/readyz says.
+ * Starts a workflow (by its function, so its arguments are type-checked) under its business id.
+ * Temporal refuses a second start of a running id: a ConflictError (409); a Temporal server that
+ * does not answer is an UnavailableError (503), like /api/readyz says.
  */
-export async function startWorkflow<W extends Workflow>(
+export async function beginWorkflow<W extends Workflow>(
   deps: AppDeps,
-  res: Response,
-  opts: { workflow: W; workflowId: string; args: Parameters<W>; location: string; what: string },
-): Promise<{ workflow_id: string; run_id: string; status_url: string }> {
+  opts: { workflow: W; workflowId: string; args: Parameters<W>; what: string },
+): Promise<{ workflow_id: string; run_id: string }> {
   try {
     // TypeScript cannot narrow the options' conditional `args` type for a generic W; the caller's args are checked against Parameters<W>.
     const options = {
@@ -38,8 +37,7 @@ export async function startWorkflow<W extends Workflow>(
       args: opts.args,
     } as unknown as WorkflowStartOptions<W>;
     const handle = await deps.temporal.client.workflow.start(opts.workflow, options);
-    res.status(202).location(opts.location);
-    return { workflow_id: handle.workflowId, run_id: handle.firstExecutionRunId, status_url: opts.location };
+    return { workflow_id: handle.workflowId, run_id: handle.firstExecutionRunId };
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError)
       throw new ConflictError(`${opts.what} is already running (workflow ${opts.workflowId})`);
@@ -47,4 +45,15 @@ export async function startWorkflow<W extends Workflow>(
       throw new UnavailableError(`${opts.what} could not be started: Temporal does not answer; try again`);
     throw err;
   }
+}
+
+/** Starts a workflow as beginWorkflow does and answers 202 with a Location to watch. */
+export async function startWorkflow<W extends Workflow>(
+  deps: AppDeps,
+  res: Response,
+  opts: { workflow: W; workflowId: string; args: Parameters<W>; location: string; what: string },
+): Promise<{ workflow_id: string; run_id: string; status_url: string }> {
+  const started = await beginWorkflow(deps, opts);
+  res.status(202).location(opts.location);
+  return { ...started, status_url: opts.location };
 }

@@ -20,7 +20,7 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
         successStatus: 202,
         statuses: {
           404: 'no such session',
-          409: 'an auto-label of this session is already running',
+          409: 'an auto-label of this session is already running, or the kill switch is engaged',
           422: 'quarantined session, no frames, or an unavailable compute target',
         },
       },
@@ -47,7 +47,7 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
         body: { name: 'RedetectAllIn', schema: RedetectAllIn },
         successStatus: 202,
         statuses: {
-          409: 'a redetect-all run is already running',
+          409: 'a redetect-all run is already running, or the kill switch is engaged',
           422: 'none of the listed sessions can be redetected, or an unavailable compute target',
         },
       },

@@ -1,3 +1,4 @@
+import { assertWorkMayStart } from '../../../activities/govern/start-guard';
 import type { Response } from 'express';
 import type { SlicingMode } from '../../../core/detect/tiling';
 import { RefusedError, NotFoundError } from '../../../core/errors';
@@ -38,6 +39,7 @@ export async function startAutolabel(
     requestId: string;
   },
 ) {
+  await assertWorkMayStart(deps.db, 'autolabel');
   const refused = await autolabelRefusal(deps.db, opts.sessionId);
   if (refused)
     throw refused.status === 404 ? new NotFoundError(refused.reason) : new RefusedError(refused.reason);
@@ -92,6 +94,7 @@ export async function startRedetectCorpus(
   res: Response,
   opts: { sessionIds: string[] | null; computeTarget: string; actorId: string; requestId: string },
 ) {
+  await assertWorkMayStart(deps.db, 'corpus_run');
   const skipped: Array<{ session_id: string; reason: string }> = [];
   let listed: string[] | null = null;
   if (opts.sessionIds) {

@@ -1,3 +1,4 @@
+import { assertWorkMayStart } from '../../../activities/govern/start-guard';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import {
   cloudSessionWorkflowId,
@@ -36,12 +37,13 @@ export function createCloudSessionRoutes(deps: AppDeps): RouteGroup {
         body: { name: 'ConnectIn', schema: ConnectIn },
         successStatus: 202,
         statuses: {
-          409: 'a cloud session is already connecting or active',
+          409: 'a cloud session is already connecting or active, or the kill switch is engaged',
           422: `${NOT_CONFIGURED}, or ack_hourly_usd is under the provider’s price`,
           503: `${PROVIDER_DOWN}, or the workflow service did not take the session workflow (the instance is terminated)`,
         },
       },
       async ({ body, principal, req, res }) => {
+        await assertWorkMayStart(deps.db, 'cloud');
         const { session, endsAt } = await connectCloudSession(deps, {
           ackHourlyUsd: body.ack_hourly_usd,
           actor: actorOf(principal, req),

@@ -1,5 +1,6 @@
 import { agentRunOut } from '../../../activities/agent-runs/runs';
 import { recordAudit } from '../../../activities/audit';
+import { assertWorkMayStart } from '../../../activities/govern/start-guard';
 import { DRIVABLE_BACKFILL_WORKFLOW_ID, queueDrivableBackfill } from '../../../activities/drivable/backfill';
 import { createRoadSegmenter } from '../../../activities/drivable/model';
 import {
@@ -87,12 +88,13 @@ export function createDrivableRoutes(deps: AppDeps): RouteGroup {
         body: { name: 'DrivableBackfillIn', schema: DrivableBackfillIn },
         successStatus: 202,
         statuses: {
-          409: 'a backfill is already running',
+          409: 'a backfill is already running, or the kill switch is engaged',
           422: 'no listed session exists with frames',
           503: 'the workflow service does not answer',
         },
       },
       async ({ body, principal, req, res }) => {
+        await assertWorkMayStart(db, 'corpus_run');
         const actor = actorOf(principal, req);
         const { run, skipped } = await queueDrivableBackfill(db, body, actor.userId);
         const sessionIds = (run.params as { session_ids: string[] }).session_ids;

@@ -103,7 +103,7 @@ export function createTrainingRoutes(deps: AppDeps): RouteGroup {
         successStatus: 202,
         statuses: {
           404: 'no such dataset commit or parent model',
-          409: 'the job is already running',
+          409: 'the job is already running, or the kill switch is engaged',
           422: 'refused by name: a 3D or other untrainable task, an external trainer or cloud provider that is not configured, no cloud session, a commit without COCO train/val splits or images, a parent that is not a yolox detector, a commit holding a session whose consent blocks training',
           503: 'the shipped detector (the default parent) is not there',
         },
@@ -252,7 +252,7 @@ export function createTrainingRoutes(deps: AppDeps): RouteGroup {
         successStatus: 202,
         statuses: {
           404: 'no such dataset commit or parent model',
-          409: 'a sweep of that name exists',
+          409: 'a sweep of that name exists, or the kill switch is engaged',
           422: 'a grid value the config refuses, too many points, or a refused task, commit or parent',
           503: 'the shipped detector (the default parent) is not there',
         },
