@@ -42,6 +42,7 @@ import { createGovernLineageRoutes } from './routes/govern/lineage';
 import { createGovernErasureRoutes } from './routes/govern/erasure';
 import { createGovernRetentionRoutes } from './routes/govern/retention';
 import { createGovernKillSwitchRoutes } from './routes/govern/killswitch';
+import { createGovernCostRoutes } from './routes/govern/cost';
 import { createAgentRunRoutes } from './routes/agent';
 import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
@@ -114,6 +115,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernErasureRoutes(deps),
     createGovernRetentionRoutes(deps),
     createGovernKillSwitchRoutes(deps),
+    createGovernCostRoutes(deps),
     createAgentRunRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),

@@ -605,6 +605,15 @@ export const ConfigSchema = z.object({
       sweepLimit: int.min(1).max(10_000).default(100),
     })
     .prefault({}),
+  /** Cost ceilings (docs/billing.md); a cap left unset is no cap. */
+  cost: z
+    .object({
+      /** Most one job may cost (GPU hours × hourly price) when the gate's caller names no cap. */
+      perJobCapUsd: unsetWhenEmpty(num.min(0)),
+      /** Most the window's spend may reach, the job included, when the caller names no cap. */
+      windowCapUsd: unsetWhenEmpty(num.min(0)),
+    })
+    .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),
   /** Webhook deliveries (docs/webhooks.md): retries, backoff, disabling, and which targets may be called. */
   webhooks: z
