@@ -24,6 +24,7 @@ import { createJobActivities } from './jobs/cancel';
 import { createWebhookActivities } from './webhooks';
 import { createErasureActivities } from './govern/erasure';
 import { createRetentionActivities } from './govern/retention';
+import { createTrackActivities } from './tracks/retrack';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -52,6 +53,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createErasureActivities(deps),
     ...createRetentionActivities(deps),
+    ...createTrackActivities(deps),
   };
 }
 

@@ -43,6 +43,7 @@ import { createGovernErasureRoutes } from './routes/govern/erasure';
 import { createGovernRetentionRoutes } from './routes/govern/retention';
 import { createGovernKillSwitchRoutes } from './routes/govern/killswitch';
 import { createGovernCostRoutes } from './routes/govern/cost';
+import { createTrackRoutes } from './routes/tracks';
 import { createAgentRunRoutes } from './routes/agent';
 import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
@@ -116,6 +117,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernRetentionRoutes(deps),
     createGovernKillSwitchRoutes(deps),
     createGovernCostRoutes(deps),
+    createTrackRoutes(deps),
     createAgentRunRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),

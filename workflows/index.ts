@@ -27,3 +27,4 @@ export * from './job-cancel';
 export * from './webhooks';
 export * from './erase-session';
 export * from './retention-sweep';
+export * from './retrack';

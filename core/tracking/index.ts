@@ -1,2 +1,3 @@
 export * from './assignment';
 export * from './bytetrack';
+export * from './session';
