@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listAudit } from '../../../activities/govern/audit-log';
+import { listActivity } from '../../../activities/inbox/activity';
 import type { AppDeps } from '../../deps';
 import { RouteGroup } from '../../http/route-group';
 import { limitParam } from '../../http/session-reads';
@@ -7,7 +7,12 @@ import { limitParam } from '../../http/session-reads';
 const AuditQuery = z
   .strictObject({
     actor_id: z.uuid().optional(),
-    action: z.string().min(1).max(200).optional().meta({ description: 'exact action, e.g. session.consent' }),
+    action: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .meta({ description: 'an action, e.g. session.consent, or a family, e.g. session.*' }),
     subject_type: z.string().min(1).max(100).optional(),
     subject_id: z.string().min(1).max(200).optional(),
     since: z.iso.datetime({ offset: true }).optional().meta({ description: 'entries at or after' }),
@@ -23,7 +28,10 @@ const AuditQuery = z
     path: ['until'],
   });
 
-/** The audit-log reader of the `govern` group (docs/governance-reads.md). No route writes, edits or deletes the log. */
+/**
+ * The audit-log reader of the `govern` group (docs/governance-reads.md): the activity feed's reader
+ * (docs/inbox.md) for admins, over everyone. No route writes, edits or deletes the log.
+ */
 export function createGovernAuditRoutes(deps: AppDeps): RouteGroup {
   return new RouteGroup('govern').get(
     '/api/govern/audit',
@@ -34,11 +42,17 @@ export function createGovernAuditRoutes(deps: AppDeps): RouteGroup {
       query: AuditQuery,
     },
     async ({ query }) =>
-      listAudit(deps.db, {
-        ...query,
-        since: query.since ? new Date(query.since) : undefined,
-        until: query.until ? new Date(query.until) : undefined,
-        cursor: query.cursor ? BigInt(query.cursor) : undefined,
-      }),
+      listActivity(
+        deps.db,
+        {
+          actorId: query.actor_id,
+          action: query.action,
+          subjectType: query.subject_type,
+          subjectId: query.subject_id,
+          since: query.since ? new Date(query.since) : undefined,
+          until: query.until ? new Date(query.until) : undefined,
+        },
+        { limit: query.limit, cursor: query.cursor ? BigInt(query.cursor) : undefined },
+      ),
   );
 }
