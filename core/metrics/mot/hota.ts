@@ -7,8 +7,8 @@ export const HOTA_ALPHAS: readonly number[] = Array.from({ length: 19 }, (_, i) 
 /** TrackEval's tolerance on similarity comparisons (np.finfo(float).eps). */
 const EPS = Number.EPSILON;
 
-export interface HotaAtAlpha {
-  alpha: number;
+/** HOTA and its parts: detection (DetA), association (AssA), localisation (LocA), their recalls and precisions. */
+export interface HotaParts {
   hota: number;
   det_a: number;
   ass_a: number;
@@ -17,21 +17,18 @@ export interface HotaAtAlpha {
   det_pr: number;
   ass_re: number;
   ass_pr: number;
+}
+
+/** The parts at one localisation threshold α, with the matches they count. */
+export interface HotaAtAlpha extends HotaParts {
+  alpha: number;
   tp: number;
   fn: number;
   fp: number;
 }
 
 /** HOTA (Luiten et al. 2021) and its parts, each the mean over the α thresholds. */
-export interface HotaScores {
-  hota: number;
-  det_a: number;
-  ass_a: number;
-  loc_a: number;
-  det_re: number;
-  det_pr: number;
-  ass_re: number;
-  ass_pr: number;
+export interface HotaScores extends HotaParts {
   per_alpha: HotaAtAlpha[];
 }
 
@@ -55,7 +52,7 @@ function emptyScores(fn: number, fp: number): HotaScores {
   return { ...summarise(perAlpha), per_alpha: perAlpha };
 }
 
-function summarise(perAlpha: readonly HotaAtAlpha[]): Omit<HotaScores, 'per_alpha'> {
+function summarise(perAlpha: readonly HotaAtAlpha[]): HotaParts {
   const avg = (k: keyof Omit<HotaAtAlpha, 'alpha'>) => mean(perAlpha.map((a) => a[k]));
   return {
     hota: avg('hota'),
