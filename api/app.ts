@@ -44,6 +44,7 @@ import { createGovernRetentionRoutes } from './routes/govern/retention';
 import { createGovernKillSwitchRoutes } from './routes/govern/killswitch';
 import { createGovernCostRoutes } from './routes/govern/cost';
 import { createTrackRoutes } from './routes/tracks';
+import { createHardeningRoutes } from './routes/hardening';
 import { createAgentRunRoutes } from './routes/agent';
 import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
@@ -118,6 +119,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernKillSwitchRoutes(deps),
     createGovernCostRoutes(deps),
     createTrackRoutes(deps),
+    createHardeningRoutes(deps),
     createAgentRunRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),
