@@ -3,8 +3,7 @@ import type { JobKind } from '../../core/jobs/kinds';
 import type { Prisma } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
-import { findJob, listJobs } from '../jobs/list';
-import type { JobItem } from '../jobs/sources';
+import { findJob } from '../jobs/list';
 
 /**
  * The kill switch's state (docs/killswitch.md): one row of governance_state. Engaging it records
@@ -102,20 +101,6 @@ export async function releaseKillSwitch(
       requestId: input.requestId,
     });
   });
-}
-
-/** Every queued or running job of the kinds the switch stops, oldest pages first. */
-export async function jobsInFlight(db: Db): Promise<JobItem[]> {
-  const out: JobItem[] = [];
-  for (const state of ['queued', 'running'] as const) {
-    let cursor: string | undefined;
-    do {
-      const page = await listJobs(db, { kinds: KILLSWITCH_JOB_KINDS, state, limit: 200, cursor });
-      out.push(...page.items);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
-  }
-  return out;
 }
 
 /** Records what the last engage stopped. */

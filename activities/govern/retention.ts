@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../../core/config';
 import { eraseWorkflowId } from '../../core/govern/erasure';
 import {
+  ALREADY_ERASING,
   planSweep,
   retentionScheduleSpec,
   RETENTION_SCHEDULE_ID,
@@ -61,7 +62,7 @@ export async function retentionPlan(db: Db, now: Date, limit: number) {
       name: s.name,
       retention_until: s.retentionUntil.toISOString(),
       would_delete: preview.get(s.id) ?? null,
-      blocked_by: s.busy ?? (s.erasing ? 'an erasure of it is already running' : null),
+      blocked_by: s.busy ?? (s.erasing ? ALREADY_ERASING : null),
     })),
     plan,
   };
@@ -170,7 +171,7 @@ export function createRetentionActivities(deps: ActivityDeps) {
       if (open)
         return open.requestedBy === run.requestedBy && open.reason === 'retention'
           ? { erasureId: open.id }
-          : { skipped: 'an erasure of it is already running' };
+          : { skipped: ALREADY_ERASING };
       return {
         erasureId: await openErasure(db, {
           sessionId: session.id,

@@ -4,7 +4,8 @@ import { temporal } from '@temporalio/proto';
 import type { Connection } from '@temporalio/client';
 import type { AppConfig } from '../../core/config';
 import type { Db } from '../db';
-import { jobsInFlight } from '../govern/killswitch';
+import { KILLSWITCH_JOB_KINDS } from '../govern/killswitch';
+import { jobsInFlight } from '../jobs/list';
 
 /**
  * What the platform runs on, read when asked (docs/hardening.md): this API process's host (CPU,
@@ -38,36 +39,36 @@ async function disk(role: string, dir: string) {
 
 /** One task queue of each type: its pollers (workers) and the backlog Temporal reports. */
 async function taskQueue(connection: Connection, namespace: string, name: string) {
-  const out: Record<string, unknown> = { name };
   try {
-    await describeInto(out, connection, namespace, name);
+    const types = Object.entries(TASK_QUEUE_TYPES);
+    const described = await Promise.all(
+      types.map(([, type]) =>
+        connection.workflowService.describeTaskQueue({
+          namespace,
+          taskQueue: { name },
+          taskQueueType: type,
+          reportStats: true,
+        }),
+      ),
+    );
+    return {
+      name,
+      ...Object.fromEntries(
+        described.map((r, i) => [
+          types[i]![0],
+          {
+            pollers: r.pollers?.length ?? 0,
+            backlog: num(r.stats?.approximateBacklogCount),
+            backlog_age_seconds: num(r.stats?.approximateBacklogAge?.seconds),
+            tasks_added_per_second: r.stats?.tasksAddRate ?? 0,
+            tasks_dispatched_per_second: r.stats?.tasksDispatchRate ?? 0,
+          },
+        ]),
+      ),
+    };
   } catch (err) {
     // The rest of the report stands when Temporal does not answer; the queue says why it has no figures.
     return { name, error: `Temporal does not answer: ${(err as Error).message}` };
-  }
-  return out;
-}
-
-async function describeInto(
-  out: Record<string, unknown>,
-  connection: Connection,
-  namespace: string,
-  name: string,
-) {
-  for (const [kind, type] of Object.entries(TASK_QUEUE_TYPES)) {
-    const r = await connection.workflowService.describeTaskQueue({
-      namespace,
-      taskQueue: { name },
-      taskQueueType: type,
-      reportStats: true,
-    });
-    out[kind] = {
-      pollers: r.pollers?.length ?? 0,
-      backlog: num(r.stats?.approximateBacklogCount),
-      backlog_age_seconds: num(r.stats?.approximateBacklogAge?.seconds),
-      tasks_added_per_second: r.stats?.tasksAddRate ?? 0,
-      tasks_dispatched_per_second: r.stats?.tasksDispatchRate ?? 0,
-    };
   }
 }
 
@@ -87,7 +88,7 @@ export async function systemResources(deps: {
       ...config.ingest.allowedRoots.map((root) => disk('ingest root', root)),
     ]),
     db.gpuSlot.findMany({ orderBy: { device: 'asc' } }),
-    jobsInFlight(db),
+    jobsInFlight(db, KILLSWITCH_JOB_KINDS),
     Promise.all(
       [config.temporal.cpuTaskQueue, config.temporal.gpuTaskQueue].map((q) =>
         taskQueue(deps.connection, config.temporal.namespace, q),

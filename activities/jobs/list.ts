@@ -78,3 +78,17 @@ export async function findJob(db: Db, kind: JobKind, id: string): Promise<JobIte
   if (!item) throw new NotFoundError(`no ${kind} job ${id}`);
   return item;
 }
+
+/** Every queued or running job of the kinds, all pages, queued ones first. */
+export async function jobsInFlight(db: Db, kinds: readonly JobKind[]): Promise<JobItem[]> {
+  const out: JobItem[] = [];
+  for (const state of ['queued', 'running'] as const) {
+    let cursor: string | undefined;
+    do {
+      const page = await listJobs(db, { kinds, state, limit: 200, cursor });
+      out.push(...page.items);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+  return out;
+}

@@ -46,6 +46,9 @@ export interface DueSession {
   erasing: boolean;
 }
 
+/** Why a sweep passes over a session another erasure is already erasing. */
+export const ALREADY_ERASING = 'an erasure of it is already running';
+
 export interface SweepPlan {
   erase: string[];
   skip: Array<{ session_id: string; reason: string }>;
@@ -59,7 +62,7 @@ export function planSweep(due: readonly DueSession[], limit: number): SweepPlan 
   const ordered = [...due].sort((a, b) => a.retentionUntil.getTime() - b.retentionUntil.getTime());
   const plan: SweepPlan = { erase: [], skip: [] };
   for (const s of ordered) {
-    if (s.erasing) plan.skip.push({ session_id: s.id, reason: 'an erasure of it is already running' });
+    if (s.erasing) plan.skip.push({ session_id: s.id, reason: ALREADY_ERASING });
     else if (s.busy) plan.skip.push({ session_id: s.id, reason: s.busy });
     else if (plan.erase.length >= limit)
       plan.skip.push({

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { jobCancelWorkflowId } from '../../../activities/jobs/cancel';
+import { jobsInFlight } from '../../../activities/jobs/list';
 import {
   engageKillSwitch,
   governanceStateView,
-  jobsInFlight,
+  KILLSWITCH_JOB_KINDS,
   recordStopped,
   releaseKillSwitch,
   type StoppedJob,
@@ -44,7 +45,7 @@ export function createGovernKillSwitchRoutes(deps: AppDeps): RouteGroup {
         });
         const stopped: StoppedJob[] = [];
         try {
-          for (const job of await jobsInFlight(db)) {
+          for (const job of await jobsInFlight(db, KILLSWITCH_JOB_KINDS)) {
             const base = { kind: job.kind, job_id: job.job_id, workflow_id: job.workflow_id };
             const refusal = cancelRefusal(job.kind, job.raw_state);
             if (refusal) {
