@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { recordAudit } from '../../../activities/audit';
 import { retrackWorkflowId, trackOut } from '../../../activities/tracks/retrack';
 import { NotFoundError } from '../../../core/errors';
-import { TRACKER_VERSION, TrackerSettings } from '../../../core/tracking';
+import { DEFAULT_TRACKER_SETTINGS, TRACKER_VERSION, TrackerSettings } from '../../../core/tracking';
 import { retrackWorkflow } from '../../../workflows/retrack';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
@@ -39,7 +39,7 @@ export function createTrackRoutes(deps: AppDeps): RouteGroup {
         const session = await db.session.findUnique({ where: { id: body.session_id }, select: { id: true } });
         if (!session) throw new NotFoundError(`no session ${body.session_id}`);
         const actor = actorOf(principal, req);
-        const settings = TrackerSettings.parse(body.settings ?? {});
+        const settings = body.settings ?? DEFAULT_TRACKER_SETTINGS;
         const started = await startWorkflow(deps, res, {
           workflow: retrackWorkflow,
           workflowId: retrackWorkflowId(session.id),
