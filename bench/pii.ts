@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import sharp from 'sharp';
 import { detectPii, type PiiDetection } from '../activities/pii/detector';
-import { runInFlight } from '../activities/pii/in-flight';
+import { PII_IN_FLIGHT, runInFlight } from '../activities/pii/in-flight';
 import { redactFrame } from '../activities/pii/redact';
 import { iou, type Box } from '../core/geometry';
 import type { PiiKind, PiiRegion } from '../core/pii/regions';
@@ -15,7 +15,7 @@ import { testConfig } from '../testkit/stack';
  * of testkit/media/pii-scenes.ts (real photographs: two buses, two motorcycles and five to seven
  * faces per frame, every plate and face known). Timed one frame at a time (wall clock, and the
  * CPU time the process spent, all threads: what one frame costs an idle machine, which load from
- * other processes inflates far less than the wall clock) and with two frames in flight as the
+ * other processes inflates far less than the wall clock) and with `PII_IN_FLIGHT` frames in flight as the
  * ingest runs them, the modes alternated so that load from other processes weighs on both alike. Recall is counted on the known plates and faces, with how many of the vehicles
  * the detector found (a vehicle it misses is a plate only the `frame` search can find).
  */
@@ -94,6 +94,8 @@ interface Timing {
   cpu: number[];
   /** Wall clock per frame with two frames in flight. */
   two: number[];
+  /** Wall clock per frame with `PII_IN_FLIGHT` frames in flight, as the ingest runs them. */
+  ingest: number[];
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -104,7 +106,7 @@ async function timeModes(
   frames: readonly Buffer[],
 ): Promise<{ timing: Map<Mode, Timing>; found: Map<Mode, PiiDetection[]> }> {
   const modes = Object.keys(configs) as Mode[];
-  const timing = new Map<Mode, Timing>(modes.map((m) => [m, { one: [], cpu: [], two: [] }]));
+  const timing = new Map<Mode, Timing>(modes.map((m) => [m, { one: [], cpu: [], two: [], ingest: [] }]));
   const found = new Map<Mode, PiiDetection[]>(modes.map((m) => [m, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const jpeg of frames) {
@@ -122,6 +124,9 @@ async function timeModes(
       const t0 = performance.now();
       await runInFlight(frames, 2, async (jpeg) => void (await pass(configs[mode], jpeg)));
       timing.get(mode)!.two.push((performance.now() - t0) / frames.length);
+      const t1 = performance.now();
+      await runInFlight(frames, PII_IN_FLIGHT, async (jpeg) => void (await pass(configs[mode], jpeg)));
+      timing.get(mode)!.ingest.push((performance.now() - t1) / frames.length);
     }
   }
   return { timing, found };
@@ -133,7 +138,7 @@ function printTiming(timing: Map<Mode, Timing>, mode: Mode): void {
   const figure = (key: keyof Timing) =>
     `${mean(t[key]).toFixed(0).padStart(4)} ms/frame (${(mean(t[key]) / mean(base[key])).toFixed(2)}× before)`;
   console.log(
-    `  ${mode.padEnd(22)} one at a time ${figure('one')}, CPU ${figure('cpu')}; two in flight ${figure('two')}`,
+    `  ${mode.padEnd(22)} one at a time ${figure('one')}, CPU ${figure('cpu')}; two in flight ${figure('two')}, ${PII_IN_FLIGHT} in flight ${figure('ingest')}`,
   );
 }
 

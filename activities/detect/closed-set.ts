@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import type { AppConfig } from '../../core/config';
 import { mapCocoDetections, COCO_CLASSES, COCO_TO_ONTOLOGY } from '../../core/detect/coco-ontology';
@@ -27,6 +26,7 @@ import { fuseDetections, type PathRun } from '../../core/fusion';
 import type { Box } from '../../core/geometry';
 import { cropFrame, type FrameImage } from './frame-image';
 import { availableProviders, openModel } from './inference-runtime';
+import { startInferenceThread, type InferenceThread } from './inference-thread';
 
 /**
  * The closed-set path: the configured YOLOX model (yolox_nano.onnx by default) through
@@ -93,113 +93,6 @@ function ontologyScores(scores: Float32Array): Record<string, number> {
     if (name && !(out[name]! >= scores[i]!)) out[name] = scores[i]!;
   });
   return out;
-}
-
-/**
- * onnxruntime-node runs a model synchronously on the calling thread: on the main thread every
- * inference would stall the frame reads, decodes and commits that are meant to overlap it. So the
- * session lives on a thread of its own. Plain JavaScript, so that it starts the same under node,
- * tsx and jest; tensors travel as transferred buffers, not copies. Requests queue and run one at a
- * time, so a caller can hand over the next frame while the model still works on this one and the
- * model never waits for the main thread; each answer carries the run's own time.
- */
-const INFERENCE_THREAD = `
-const { parentPort, workerData } = require('node:worker_threads');
-const ort = require(workerData.ort);
-let session;
-let queue = Promise.resolve();
-const handle = async (m) => {
-  try {
-    if (m.op === 'open') {
-      session = await ort.InferenceSession.create(m.bytes, m.options);
-      parentPort.postMessage({ id: m.id });
-    } else if (m.op === 'run') {
-      const started = performance.now();
-      const out = await session.run({ [m.input]: new ort.Tensor('float32', m.data, m.dims) });
-      const ms = performance.now() - started;
-      const data = out[m.output].data;
-      parentPort.postMessage({ id: m.id, data, ms }, [data.buffer]);
-    } else if (m.op === 'release') {
-      await session?.release();
-      session = undefined;
-      parentPort.postMessage({ id: m.id });
-    }
-  } catch (err) {
-    parentPort.postMessage({ id: m.id, error: String((err && err.message) || err) });
-  }
-};
-parentPort.on('message', (m) => { queue = queue.then(() => handle(m)); });`;
-
-interface ThreadAnswer {
-  id: number;
-  error?: string;
-  data?: Float32Array;
-  /** A run's duration on the thread (ms). */
-  ms?: number;
-}
-
-/**
- * The inference thread, started at once so that loading onnxruntime there overlaps the model
- * checks here; `open` then creates its session. Requests are matched to answers by id.
- */
-function startInferenceThread() {
-  const thread = new Worker(INFERENCE_THREAD, {
-    eval: true,
-    workerData: { ort: require.resolve('onnxruntime-node') },
-  });
-  const waiting = new Map<number, { resolve: (a: ThreadAnswer) => void; reject: (e: Error) => void }>();
-  let lastId = 0;
-  let exited = false;
-  // The thread keeps the process alive only while an answer is awaited: a detector its owner never
-  // releases (the API's lazily loaded classifier) must not stop the process from exiting.
-  thread.unref();
-  const settled = (): void => {
-    if (waiting.size === 0) thread.unref();
-  };
-  const failAll = (err: Error) => {
-    for (const w of waiting.values()) w.reject(err);
-    waiting.clear();
-    settled();
-  };
-  thread.on('message', (a: ThreadAnswer) => {
-    const w = waiting.get(a.id);
-    waiting.delete(a.id);
-    settled();
-    if (a.error !== undefined) w?.reject(new Error(`closed-set inference: ${a.error}`));
-    else w?.resolve(a);
-  });
-  thread.on('error', failAll);
-  thread.on('exit', (code) => {
-    exited = true;
-    failAll(new Error(`closed-set inference thread exited (${code})`));
-  });
-  const ask = (message: Record<string, unknown>, transfer: ArrayBuffer[] = []) =>
-    new Promise<ThreadAnswer>((resolve, reject) => {
-      if (exited) return reject(new Error('closed-set inference thread has exited; load the model again'));
-      const id = ++lastId;
-      waiting.set(id, { resolve, reject });
-      thread.ref();
-      thread.postMessage({ ...message, id }, transfer);
-    });
-  return {
-    async open(bytes: Buffer, options: ort.InferenceSession.SessionOptions): Promise<void> {
-      await ask({ op: 'open', bytes, options });
-    },
-    async run(
-      input: string,
-      output: string,
-      data: Float32Array,
-      dims: number[],
-    ): Promise<{ head: Float32Array; ms: number }> {
-      const answer = await ask({ op: 'run', input, output, data, dims }, [data.buffer as ArrayBuffer]);
-      return { head: answer.data!, ms: answer.ms! };
-    },
-    alive: (): boolean => !exited,
-    async release(): Promise<void> {
-      await ask({ op: 'release' }).finally(() => thread.terminate());
-    },
-    terminate: async (): Promise<void> => void (await thread.terminate()),
-  };
 }
 
 const dims = (meta: ort.InferenceSession.ValueMetadata): Array<number | string> =>
@@ -278,7 +171,7 @@ export async function loadClosedSetDetector(
   config: DetectConfig,
   source?: DetectorSource,
 ): Promise<ClosedSetDetector> {
-  const thread = startInferenceThread();
+  const thread = startInferenceThread('closed-set');
   try {
     return await openDetector(config, thread, source);
   } catch (err) {
@@ -303,9 +196,12 @@ async function openSource(config: DetectConfig, source: DetectorSource | undefin
   };
 }
 
+/** The detector's session on its inference thread. */
+const MODEL = 'closed-set';
+
 async function openDetector(
   config: DetectConfig,
-  thread: ReturnType<typeof startInferenceThread>,
+  thread: InferenceThread,
   source: DetectorSource | undefined,
 ): Promise<ClosedSetDetector> {
   const { session, bytes, what, model: modelOf } = await openSource(config, source);
@@ -315,7 +211,7 @@ async function openDetector(
   if ('misfit' in fit) throw new UnavailableError(`${what} does not fit the YOLOX decoder: ${fit.misfit}`);
   const { input, output, size } = fit;
   const threads = closedSetThreads(config.models);
-  const opening = thread.open(bytes, {
+  const opening = thread.open(MODEL, bytes, {
     executionProviders: [config.models.device],
     ...(threads ? { intraOpNumThreads: threads } : {}),
   });
@@ -351,7 +247,12 @@ async function openDetector(
       nmsIou: config.autolabel.nmsIou,
     });
   // The input buffers move to the inference thread: an input runs once. Tiles queue behind the whole frame.
-  const run = (data: Float32Array) => thread.run(input.name, output.name, data, [1, 3, size, size]);
+  const run = async (data: Float32Array) => {
+    const { outputs, ms } = await thread.run(MODEL, { [input.name]: { data, dims: [1, 3, size, size] } }, [
+      output.name,
+    ]);
+    return { head: outputs[output.name]!.data, ms };
+  };
   const infer = async ({ letterbox: lb, data, slicing, tiles }: ClosedSetInput): Promise<ClosedSetResult> => {
     const [whole, ...tileRuns] = await Promise.all([run(data), ...tiles.map((t) => run(t.data))]);
     const inferenceMs = [whole!, ...tileRuns].reduce((sum, r) => sum + r.ms, 0);

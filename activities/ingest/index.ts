@@ -11,7 +11,7 @@ import { readObject } from '../inspector/frame-objects';
 import { driveFrames, probeDriveMedia } from '../media/drive';
 import type { DriveProbe } from '../media/frame-source';
 import { detectPii } from '../pii/detector';
-import { runInFlight } from '../pii/in-flight';
+import { PII_IN_FLIGHT, runInFlight } from '../pii/in-flight';
 import { redactFrame } from '../pii/redact';
 import { analyseFrame } from './analyse';
 import { hashServerDrive } from './hash';
@@ -50,8 +50,6 @@ const frameContext = (seq: number, m: QualityMetrics) => ({
 });
 /** Frames analysed and stored concurrently while ffmpeg keeps decoding. */
 const IN_FLIGHT = 4;
-/** Frames in the PII pass at once (docs/pii.md). */
-const PII_IN_FLIGHT = 2;
 /** Candidate rows per insert. */
 const ROW_BATCH = 16;
 
@@ -325,7 +323,7 @@ export function createIngestActivities(deps: ActivityDeps) {
         let faces = 0;
         let plates = 0;
         const progress = throttled(PROGRESS_MS, () => reportJob(deps, input.jobId, { framesRedacted: done }));
-        // Two frames in flight: one's read, decode, redacted copy and writes overlap the other's models.
+        // Frames in flight: one's read, decode, redacted copy and writes overlap the others' models.
         await runInFlight(todo, PII_IN_FLIGHT, async (frame) => {
           const original = await readObject(storage, { bucket: framesBucket, key: frame.uri });
           const found = await detectPii(config, original);

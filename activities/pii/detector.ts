@@ -1,6 +1,6 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import type { AppConfig } from '../../core/config';
 import { UnavailableError } from '../../core/errors';
@@ -9,6 +9,7 @@ import {
   packRectangles,
   subMap,
   writePlanar,
+  writeResampledPlanar,
   type InputNorm,
   type PackOptions,
   type Placement,
@@ -23,6 +24,7 @@ import {
   type ResidentClosedSetDetector,
 } from '../detect/closed-set';
 import { decodeFrame, type FrameImage } from '../detect/frame-image';
+import { startInferenceThread, type InferenceThread } from '../detect/inference-thread';
 
 /**
  * The PII detectors, on the CPU inside the activity (no GPU slot needed): YuNet for faces,
@@ -43,9 +45,17 @@ export interface PiiDetection {
   versions: Record<string, string>;
 }
 
+/** A model on the PII threads: its session's name there and its tensors. */
+interface ThreadModel {
+  name: 'face' | 'text';
+  input: string;
+  outputs: string[];
+}
+
 interface PiiModels {
-  face: ort.InferenceSession;
-  text: ort.InferenceSession;
+  threads: InferenceThread[];
+  face: ThreadModel;
+  text: ThreadModel;
   versions: { face: string; text: string };
 }
 
@@ -53,16 +63,49 @@ type PiiConfig = Pick<AppConfig, 'models' | 'pii' | 'autolabel'>;
 
 const cache = new Map<string, Promise<PiiModels>>();
 
-async function loadSession(file: string, what: string, setting: string): Promise<ort.InferenceSession> {
+/**
+ * Threads the PII models run on, each holding both: one per core, at most four. onnxruntime-node
+ * runs a model on the calling thread, so on the main thread the two frames in flight took turns
+ * on one core while the other idled (measured: the event loop 90 % busy at 136 ms a frame); on
+ * threads of their own a frame's models run beside the other frame's decoding and packing.
+ */
+const PII_THREADS = Math.max(1, Math.min(4, os.availableParallelism()));
+
+async function readModel(file: string, what: string, setting: string): Promise<Buffer> {
   if (!fs.existsSync(file))
     throw new UnavailableError(`${what} model is not there: ${file} does not exist (set ${setting})`);
-  // One thread each: two frames in flight keep the cores busy (docs/pii.md "Cost"); every graph
-  // optimisation, which measured some 8 % less CPU than onnxruntime-node's default on DB-net.
-  return ort.InferenceSession.create(file, {
+  return fs.promises.readFile(file);
+}
+
+/**
+ * Both models opened on every PII thread. One intra-op thread each: the threads and the frames in
+ * flight keep the cores busy (docs/pii.md "Cost"); every graph optimisation, which measured some
+ * 8 % less CPU than onnxruntime-node's default on DB-net.
+ */
+async function openOnThreads(faceBytes: Buffer, textBytes: Buffer): Promise<Omit<PiiModels, 'versions'>> {
+  const threads = Array.from({ length: PII_THREADS }, () => startInferenceThread('PII'));
+  const options = {
     executionProviders: ['cpu'],
     intraOpNumThreads: 1,
-    graphOptimizationLevel: 'all',
-  });
+    graphOptimizationLevel: 'all' as const,
+  };
+  try {
+    const opened = await Promise.all(
+      threads.map(async (t) => ({
+        face: await t.open('face', faceBytes, options),
+        text: await t.open('text', textBytes, options),
+      })),
+    );
+    const { face, text } = opened[0]!;
+    return {
+      threads,
+      face: { name: 'face', input: face.inputNames[0]!, outputs: face.outputNames },
+      text: { name: 'text', input: text.inputNames[0]!, outputs: text.outputNames.slice(0, 1) },
+    };
+  } catch (err) {
+    await Promise.all(threads.map((t) => t.terminate()));
+    throw err;
+  }
 }
 
 function loadPiiModels(config: PiiConfig): Promise<PiiModels> {
@@ -72,17 +115,24 @@ function loadPiiModels(config: PiiConfig): Promise<PiiModels> {
   const key = `${faceFile}|${textFile}`;
   let models = cache.get(key);
   if (!models) {
-    models = (async () => ({
-      face: await loadSession(faceFile, 'face detector', 'APP_MODELS__DIR / APP_MODELS__FACE_DETECTOR'),
-      text: await loadSession(
+    models = (async () => {
+      const faceBytes = await readModel(
+        faceFile,
+        'face detector',
+        'APP_MODELS__DIR / APP_MODELS__FACE_DETECTOR',
+      );
+      const textBytes = await readModel(
         textFile,
         int8 ? 'int8 licence-plate text detector' : 'licence-plate text detector',
         int8
           ? 'APP_PII__TEXT_DETECTOR_INT8; `infra/pii-models.sh install` derives it, or set APP_PII__TEXT_PRECISION=fp32'
           : 'APP_PII__TEXT_DETECTOR',
-      ),
-      versions: { face: path.basename(faceFile), text: path.basename(textFile) },
-    }))();
+      );
+      return {
+        ...(await openOnThreads(faceBytes, textBytes)),
+        versions: { face: path.basename(faceFile), text: path.basename(textFile) },
+      };
+    })();
     models.catch(() => cache.delete(key));
     cache.set(key, models);
   }
@@ -122,6 +172,13 @@ const PACKING: PackOptions = { gap: 16, align: 32, maxWidth: 768, maxHeight: 416
 const YUNET_NORM: InputNorm = { scale: 1, mean: [0, 0, 0], std: [1, 1, 1] };
 const DB_NORM: InputNorm = { scale: 1 / 255, mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] };
 
+/**
+ * Crops shrunk further than this (the whole frame for faces) are resampled by sharp, whose wide
+ * kernels run vectorised; the others — most crops, small, at scales near or above 1 — in one pass
+ * of our own into the input, without sharp's per-call cost (core/pii/packing writeResampledPlanar).
+ */
+const SHARP_BELOW_SCALE = 0.5;
+
 interface PackedInput {
   width: number;
   height: number;
@@ -153,6 +210,10 @@ async function packCrops(
       const at = placements[i]!;
       const input = packed[at.input]!;
       input.held.push({ crop, at });
+      if (crop.scale >= SHARP_BELOW_SCALE) {
+        writeResampledPlanar(rgb, frame.width, crop, input.data, input.width, at, norm);
+        return;
+      }
       const pixels = await sharp(rgb, { raw: { width: frame.width, height: frame.height, channels: 3 } })
         .extract({ left: crop.left, top: crop.top, width: crop.width, height: crop.height })
         .resize(at.width, at.height, { fit: 'fill' })
@@ -164,17 +225,14 @@ async function packCrops(
   return packed;
 }
 
-/**
- * A session over every packed input at once: onnxruntime-node runs each call on a thread of its
- * own, so a frame alone on an idle machine uses every core.
- */
-const runAll = (session: ort.InferenceSession, inputs: readonly PackedInput[]) =>
+/** Every packed input through one model, each on the least busy PII thread. */
+const runAll = (models: PiiModels, model: ThreadModel, inputs: readonly PackedInput[]) =>
   Promise.all(
-    inputs.map((input) =>
-      session.run({
-        [session.inputNames[0]!]: new ort.Tensor('float32', input.data, [1, 3, input.height, input.width]),
-      }),
-    ),
+    inputs.map(async (input) => {
+      const thread = models.threads.reduce((a, b) => (b.pending() < a.pending() ? b : a));
+      const feeds = { [model.input]: { data: input.data, dims: [1, 3, input.height, input.width] } };
+      return (await thread.run(model.name, feeds, model.outputs)).outputs;
+    }),
   );
 
 /** A box found in a crop's place, in frame pixels. */
@@ -192,10 +250,10 @@ async function facesOn(
   minScore: number,
 ): Promise<ScoredBox[]> {
   const inputs = await packCrops(rgb, frame, crops, YUNET_NORM);
-  const outs = await runAll(models.face, inputs);
+  const outs = await runAll(models, models.face, inputs);
   return inputs.flatMap((input, k) => {
     const outputs: YunetOutputs = {};
-    for (const [name, t] of Object.entries(outs[k]!)) outputs[name] = t.data as Float32Array;
+    for (const [name, t] of Object.entries(outs[k]!)) outputs[name] = t.data;
     // Each face belongs to the crop its centre lies in; the gaps keep it from reaching another.
     return decodeYunet(outputs, input.width, input.height, { minScore }).flatMap((f) => {
       const cx = (f.box[0] + f.box[2]) / 2;
@@ -224,17 +282,17 @@ async function textOn(
   thresholds: { binaryThreshold: number; minBoxScore: number },
 ): Promise<ScoredBox[]> {
   const inputs = await packCrops(rgb, frame, crops, DB_NORM);
-  const outs = await runAll(models.text, inputs);
+  const outs = await runAll(models, models.text, inputs);
   return inputs.flatMap((input, k) => {
-    const map = outs[k]![models.text.outputNames[0]!]!;
-    const [, , mh, mw] = map.dims as number[];
+    const map = outs[k]![models.text.outputs[0]!]!;
+    const [, , mh, mw] = map.dims;
     if (mw !== input.width || mh !== input.height)
       throw new UnavailableError(
         `licence-plate text detector ${models.versions.text} does not fit DB-net: its map is ${mw}×${mh} for an input of ${input.width}×${input.height}`,
       );
     // Each crop's part of the map is decoded on its own, so no text region runs from one into another.
     return input.held.flatMap(({ crop, at }) =>
-      decodeTextMap(subMap(map.data as Float32Array, mw, at), at.width, at.height, thresholds).map((b) => ({
+      decodeTextMap(subMap(map.data, mw, at), at.width, at.height, thresholds).map((b) => ({
         ...b,
         box: toFrame(b.box, crop, at),
       })),

@@ -1,4 +1,11 @@
 /**
+ * Frames in the PII pass at once. Its models run on threads of their own (activities/pii/detector),
+ * so frames overlap one another's decoding, packing and redacted copy; on two cores three in flight
+ * keep both busier than two (docs/pii.md "Cost").
+ */
+export const PII_IN_FLIGHT = 3;
+
+/**
  * Runs `fn` over `items`, at most `limit` at once, starting them in order. After the first
  * failure no further item starts; those running finish, then the failure is thrown, so nothing
  * keeps writing once the caller has failed (a retry or the ingest's clean-up may follow at once).

@@ -1,4 +1,4 @@
-import { packRectangles, subMap, writePlanar, type Placement } from './packing';
+import { packRectangles, subMap, writePlanar, writeResampledPlanar, type Placement } from './packing';
 import { isPlateShaped, mergeTextLines, pixelateBlock, pixelateRegions, toRedactionRegion } from './regions';
 import { FACE_RULES, PLATE_RULES, searchCrops } from './search';
 import { decodeTextMap, textInputSize } from './text-map';
@@ -239,6 +239,79 @@ describe('writePlanar and subMap', () => {
     expect(input.filter((v) => v !== 0)).toHaveLength(6);
     const map = Float32Array.from({ length: 12 }, (_, i) => i);
     expect([...subMap(map, 4, { x: 1, y: 1, width: 2, height: 2 })]).toEqual([5, 6, 9, 10]);
+  });
+});
+
+describe('writeResampledPlanar', () => {
+  const identity = { scale: 1, mean: [0, 0, 0] as const, std: [1, 1, 1] as const };
+  const frame = (width: number, height: number, value: (x: number, y: number, c: number) => number) =>
+    Uint8Array.from({ length: width * height * 3 }, (_, i) =>
+      value(Math.floor(i / 3) % width, Math.floor(i / 3 / width), i % 3),
+    );
+
+  it('at scale 1 writes exactly what writePlanar writes for the cropped pixels', () => {
+    const rgb = frame(6, 5, (x, y, c) => (x * 41 + y * 17 + c * 90) % 256);
+    const region = { left: 1, top: 2, width: 4, height: 3 };
+    const crop = Uint8Array.from(
+      { length: 4 * 3 * 3 },
+      (_, i) => rgb[((region.top + Math.floor(i / 12)) * 6 + region.left) * 3 + (i % 12)]!,
+    );
+    const norm = {
+      scale: 1 / 255,
+      mean: [0.485, 0.456, 0.406] as const,
+      std: [0.229, 0.224, 0.225] as const,
+    };
+    const expected = new Float32Array(3 * 8 * 4);
+    writePlanar(crop, 4, 3, expected, 8, { x: 2, y: 1 }, norm);
+    const input = new Float32Array(3 * 8 * 4);
+    writeResampledPlanar(rgb, 6, region, input, 8, { x: 2, y: 1, width: 4, height: 3 }, norm);
+    input.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 5));
+  });
+
+  it('enlarges linearly between pixel centres and keeps the edge pixels at the edges', () => {
+    // A 2×1 row 0, 100 (grey) enlarged to 4×1: centres at 0.25, 0.75, 1.25 and 1.75 source px.
+    const rgb = frame(2, 1, (x) => x * 100);
+    const input = new Float32Array(3 * 4);
+    writeResampledPlanar(
+      rgb,
+      2,
+      { left: 0, top: 0, width: 2, height: 1 },
+      input,
+      4,
+      { x: 0, y: 0, width: 4, height: 1 },
+      identity,
+    );
+    expect([...input.subarray(0, 4)].map((v) => Math.round(v * 1000) / 1000)).toEqual([0, 25, 75, 100]);
+  });
+
+  it('shrinks with every source pixel counted: a flat region stays flat and a stripe pattern averages out', () => {
+    const flat = frame(9, 9, (_x, _y, c) => [10, 120, 250][c]!);
+    const small = new Float32Array(3 * 3 * 3);
+    writeResampledPlanar(
+      flat,
+      9,
+      { left: 0, top: 0, width: 9, height: 9 },
+      small,
+      3,
+      { x: 0, y: 0, width: 3, height: 3 },
+      identity,
+    );
+    // Planar BGR of (10, 120, 250).
+    for (let i = 0; i < 9; i++)
+      expect([small[i], small[9 + i], small[18 + i]].map((v) => Math.round(v!))).toEqual([250, 120, 10]);
+    // Alternating columns 0 / 200 shrunk 4× come out near their mean, not at one of the stripes.
+    const stripes = frame(16, 4, (x) => (x % 2) * 200);
+    const out = new Float32Array(3 * 4);
+    writeResampledPlanar(
+      stripes,
+      16,
+      { left: 0, top: 0, width: 16, height: 4 },
+      out,
+      4,
+      { x: 0, y: 0, width: 4, height: 1 },
+      identity,
+    );
+    for (const v of out) expect(Math.abs(v - 100)).toBeLessThan(15);
   });
 });
 
