@@ -43,6 +43,7 @@ import { createGovernErasureRoutes } from './routes/govern/erasure';
 import { createGovernRetentionRoutes } from './routes/govern/retention';
 import { createGovernKillSwitchRoutes } from './routes/govern/killswitch';
 import { createGovernCostRoutes } from './routes/govern/cost';
+import { createGovernDriftRoutes } from './routes/govern/drift';
 import { createTrackRoutes } from './routes/tracks';
 import { createHardeningRoutes } from './routes/hardening';
 import { createAgentRunRoutes } from './routes/agent';
@@ -118,6 +119,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernRetentionRoutes(deps),
     createGovernKillSwitchRoutes(deps),
     createGovernCostRoutes(deps),
+    createGovernDriftRoutes(deps),
     createTrackRoutes(deps),
     createHardeningRoutes(deps),
     createAgentRunRoutes(deps),

@@ -128,6 +128,16 @@ export const EVENT_CATALOGUE = [
     title: 'An erasure failed: {error}',
     emittedBy: 'failErasure (eraseSessionWorkflow)',
   },
+  {
+    kind: 'drift.detected',
+    subject: 'governance_run',
+    description:
+      "A drift scan found recent sessions differ from the champion's training data in at least one feature (docs/drift.md)",
+    payload: ['run_id', 'baseline_commit_id', 'features', 'sessions'],
+    notifies: { role: 'reviewer' },
+    title: 'Drift found in {features}',
+    emittedBy: 'scanDrift (POST /api/govern/drift/scan)',
+  },
 ] as const satisfies readonly EventKindInfo[];
 
 export type EventKind = (typeof EVENT_CATALOGUE)[number]['kind'];
