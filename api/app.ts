@@ -44,6 +44,7 @@ import { createGovernRetentionRoutes } from './routes/govern/retention';
 import { createGovernKillSwitchRoutes } from './routes/govern/killswitch';
 import { createGovernCostRoutes } from './routes/govern/cost';
 import { createGovernDriftRoutes } from './routes/govern/drift';
+import { createGovernRedactionRoutes } from './routes/govern/redaction';
 import { createTrackRoutes } from './routes/tracks';
 import { createHardeningRoutes } from './routes/hardening';
 import { createAgentRunRoutes } from './routes/agent';
@@ -120,6 +121,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernKillSwitchRoutes(deps),
     createGovernCostRoutes(deps),
     createGovernDriftRoutes(deps),
+    createGovernRedactionRoutes(deps),
     createTrackRoutes(deps),
     createHardeningRoutes(deps),
     createAgentRunRoutes(deps),

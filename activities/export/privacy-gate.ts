@@ -26,6 +26,20 @@ import type { SqlQuery } from './sql';
  * Both checks are one SQL statement, so the gate answers within the request for any slice size.
  */
 
+/**
+ * The coverage check's containment rule as SQL: true when a region of `regions` (a jsonb array of
+ * `{bbox: [x1, y1, x2, y2]}`) lies inside the box `bbox` (a float8[4]), sticking out by at most
+ * CONTAINMENT_TOLERANCE of its own size on each side. Shared with the redaction proof.
+ */
+export function containedRegionSql(regions: string, bbox: string): string {
+  const t = CONTAINMENT_TOLERANCE;
+  return `EXISTS (SELECT 1 FROM jsonb_array_elements(${regions}) r,
+      LATERAL (SELECT (r->'bbox'->>0)::float8 AS x1, (r->'bbox'->>1)::float8 AS y1,
+                      (r->'bbox'->>2)::float8 AS x2, (r->'bbox'->>3)::float8 AS y2) g
+      WHERE g.x1 >= ${bbox}[1] - ${t} * (g.x2 - g.x1) AND g.y1 >= ${bbox}[2] - ${t} * (g.y2 - g.y1)
+        AND g.x2 <= ${bbox}[3] + ${t} * (g.x2 - g.x1) AND g.y2 <= ${bbox}[4] + ${t} * (g.y2 - g.y1))`;
+}
+
 /** One listed frame with the slice's totals and its session's counts (LEFT JOIN: nulls when no gap). */
 interface GapRow {
   checked: number;
@@ -57,12 +71,7 @@ export async function evaluatePrivacyGate(
   const selection = frames
     ? 'SELECT unnest($3::uuid[]) AS frame_id'
     : `SELECT DISTINCT o.frame_id FROM ${sliceFrom(slice)} WHERE ${slice.where} AND $3::uuid[] IS NULL`;
-  const t = CONTAINMENT_TOLERANCE;
-  const contained = `EXISTS (SELECT 1 FROM jsonb_array_elements(f.regions) r,
-      LATERAL (SELECT (r->'bbox'->>0)::float8 AS x1, (r->'bbox'->>1)::float8 AS y1,
-                      (r->'bbox'->>2)::float8 AS x2, (r->'bbox'->>3)::float8 AS y2) g
-      WHERE g.x1 >= o.bbox[1] - ${t} * (g.x2 - g.x1) AND g.y1 >= o.bbox[2] - ${t} * (g.y2 - g.y1)
-        AND g.x2 <= o.bbox[3] + ${t} * (g.x2 - g.x1) AND g.y2 <= o.bbox[4] + ${t} * (g.y2 - g.y1))`;
+  const contained = containedRegionSql('f.regions', 'o.bbox');
   // Counts come from the whole slice; the listed frames and objects are capped in SQL, so the
   // answer stays small whatever the slice holds. Each selected frame is looked up by its key
   // (`OFFSET 0` keeps the lookup from being flattened into a join, which the planner would hash
