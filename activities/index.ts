@@ -24,6 +24,7 @@ import { createJobActivities } from './jobs/cancel';
 import { createWebhookActivities } from './webhooks';
 import { createErasureActivities } from './govern/erasure';
 import { createRetentionActivities } from './govern/retention';
+import { createPiiRecheckCpuActivities, createPiiRecheckGpuActivities } from './pii-recheck';
 import { createTrackActivities } from './tracks/retrack';
 import type { ActivityDeps } from './deps';
 
@@ -53,6 +54,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createErasureActivities(deps),
     ...createRetentionActivities(deps),
+    ...createPiiRecheckCpuActivities(deps),
     ...createTrackActivities(deps),
   };
 }
@@ -65,6 +67,7 @@ export function createGpuActivities(deps: ActivityDeps) {
     ...createInferenceRunActivities(deps),
     ...createTrainingGpuActivities(deps),
     ...createDrivableActivities(deps),
+    ...createPiiRecheckGpuActivities(deps),
   };
 }
 

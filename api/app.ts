@@ -48,6 +48,7 @@ import { createGovernRedactionRoutes } from './routes/govern/redaction';
 import { createTrackRoutes } from './routes/tracks';
 import { createHardeningRoutes } from './routes/hardening';
 import { createAgentRunRoutes } from './routes/agent';
+import { createAgentReanalyzeRoutes } from './routes/agent/reanalyze';
 import { createCurationRoutes } from './routes/curation';
 import { createScenarioExportRoutes } from './routes/export/scenario';
 import { createExportRoutes } from './routes/export';
@@ -125,6 +126,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createTrackRoutes(deps),
     createHardeningRoutes(deps),
     createAgentRunRoutes(deps),
+    createAgentReanalyzeRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),
     createDatasetExportRoutes(deps),

@@ -332,6 +332,23 @@ export const ConfigSchema = z.object({
       minRegionPx: num.min(1).max(256).default(8),
     })
     .prefault({}),
+  /** The PII re-checks and the cleanup sweep (docs/pii-recheck.md). */
+  reanalyze: z
+    .object({
+      /** A person/vehicle crop's longer side is scaled to this for the detectors, enlarged at most `maxUpscale` times. */
+      cropTargetSide: int.min(64).max(2048).default(640),
+      maxUpscale: num.min(1).max(8).default(4),
+      /** Share of the box's size added on every side of a crop, so a face or plate at its edge is whole. */
+      cropPad: num.min(0).max(1).default(0.1),
+      /** Frames per page of a corpus re-check or backfill (each page one activity; the workflow continues as new). */
+      pageFrames: int.min(1).max(1000).default(50),
+      /** A blob no row names is removed by the cleanup sweep only once it is this old (an ingest writes blobs before rows). */
+      orphanMinAgeHours: num
+        .min(0)
+        .max(24 * 365)
+        .default(24),
+    })
+    .prefault({}),
   /** Text reading with PaddleOCR's PP-OCRv4 models (docs/ocr-signs.md). */
   ocr: z
     .object({

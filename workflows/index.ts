@@ -26,5 +26,6 @@ export * from './drivable-backfill';
 export * from './job-cancel';
 export * from './webhooks';
 export * from './erase-session';
+export * from './pii-recheck';
 export * from './retention-sweep';
 export * from './retrack';

@@ -7,6 +7,8 @@ import type { ActivityDeps } from '../deps';
 import { createMaskStore } from '../annotations/masks';
 import { recordAudit } from '../audit';
 import { DRIVABLE_BACKFILL_KIND, revertDrivableFrame } from '../drivable/backfill';
+import { revertPiiFrame } from '../pii-recheck/frames';
+import { PII_RUN_KINDS } from '../pii-recheck/recheck';
 import { agentRunOut, emptyRevertTally, REVERTIBLE, type AgentRunSummary, type RevertTally } from './runs';
 
 export const revertWorkflowId = (runId: string): string => `agent-run-revert-${runId}`;
@@ -107,7 +109,9 @@ export function createRevertActivities(deps: ActivityDeps) {
       const undo = (tx: Prisma.TransactionClient, f: UndoFrame) =>
         kind === DRIVABLE_BACKFILL_KIND
           ? revertDrivableFrame(tx, input.runId, f)
-          : revertFrame(tx, f, machine);
+          : PII_RUN_KINDS.includes(kind)
+            ? revertPiiFrame(tx, deps, f)
+            : revertFrame(tx, f, machine);
       for (;;) {
         const { done, masksToRemove } = await db.$transaction(
           async (tx) => {

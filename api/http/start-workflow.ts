@@ -57,3 +57,21 @@ export async function startWorkflow<W extends Workflow>(
   res.status(202).location(opts.location);
   return { ...started, status_url: opts.location };
 }
+
+/**
+ * Starts a workflow for the record written just before it (a run, a job), as startWorkflow does;
+ * when the start fails — already running, Temporal down — `forget` removes the record, so a refused
+ * start leaves no trace.
+ */
+export async function startWorkflowFor<W extends Workflow>(
+  deps: AppDeps,
+  res: Response,
+  opts: Parameters<typeof startWorkflow<W>>[2] & { forget: () => Promise<unknown> },
+): Promise<{ workflow_id: string; run_id: string; status_url: string }> {
+  try {
+    return await startWorkflow(deps, res, opts);
+  } catch (err) {
+    await opts.forget();
+    throw err;
+  }
+}

@@ -5,6 +5,9 @@ import { RouteGroup, uuidParams } from '../../http/route-group';
 import { autolabelWorkflowId } from '../../../activities/autolabel/jobs';
 import { checkComputeTarget, startAutolabel, startRedetectCorpus } from './start';
 import { AutolabelStartIn, RedetectAllIn } from './validators';
+import { PII_BACKFILL_KIND } from '../../../activities/pii-recheck/recheck';
+import { actorOf } from '../../http/actor';
+import { PiiRunIn, startPiiRun } from '../../http/pii-runs';
 
 /** The `autolabel` group: start a session's auto-label, read a job, redetect machine objects. */
 export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
@@ -60,6 +63,23 @@ export function createAutolabelRoutes(deps: AppDeps): RouteGroup {
           requestId: String(req.id),
         });
       },
+    )
+    .post(
+      '/api/autolabel/pii-backfill',
+      {
+        summary:
+          "Start the ingest's PII pass over every frame lacking a PII audit (or not examined), in the listed sessions or the whole corpus, as one revertible AgentRun (kind pii-backfill, workflow pii-backfill) on the cpu queue; add-only: a recorded region is never removed or shrunk (202, Location: the run)",
+        access: 'admin',
+        body: { name: 'PiiBackfillIn', schema: PiiRunIn },
+        successStatus: 202,
+        statuses: {
+          409: 'a PII backfill is already running, or the kill switch is engaged',
+          422: 'a listed session does not exist',
+          503: 'the workflow service does not answer',
+        },
+      },
+      async ({ body, res, principal, req }) =>
+        startPiiRun(deps, res, PII_BACKFILL_KIND, body, actorOf(principal, req)),
     )
     .get(
       '/api/autolabel/{job_id}',
