@@ -44,6 +44,7 @@ import { createGovernRetentionRoutes } from './routes/govern/retention';
 import { createGovernKillSwitchRoutes } from './routes/govern/killswitch';
 import { createGovernCostRoutes } from './routes/govern/cost';
 import { createGovernDriftRoutes } from './routes/govern/drift';
+import { createBillingRoutes } from './routes/billing';
 import { createGovernRedactionRoutes } from './routes/govern/redaction';
 import { createTrackRoutes } from './routes/tracks';
 import { createHardeningRoutes } from './routes/hardening';
@@ -122,6 +123,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernKillSwitchRoutes(deps),
     createGovernCostRoutes(deps),
     createGovernDriftRoutes(deps),
+    createBillingRoutes(deps),
     createGovernRedactionRoutes(deps),
     createTrackRoutes(deps),
     createHardeningRoutes(deps),

@@ -627,8 +627,17 @@ export const ConfigSchema = z.object({
     .object({
       /** Most one job may cost (GPU hours × hourly price) when the gate's caller names no cap. */
       perJobCapUsd: unsetWhenEmpty(num.min(0)),
-      /** Most the window's spend may reach, the job included, when the caller names no cap. */
+      /** Most the spend of the last `windowDays` days may reach, the job included, when the caller names no cap. */
       windowCapUsd: unsetWhenEmpty(num.min(0)),
+      windowDays: num.positive().max(3660).default(30),
+      /** Price of an hour of the local GPU slot; 0 leaves local GPU time unpriced (hours are still recorded). */
+      gpuHourlyUsd: num.min(0).default(0),
+      /** Price of an hour of human review time (the labelling cost a commit's certificate states). */
+      labelHourlyUsd: num.min(0).default(0),
+      /** Minutes per training epoch assumed until a finished job of the trainer has been measured. */
+      epochMinutes: num.positive().default(10),
+      /** GPU seconds per frame assumed for a corpus run until a finished auto-label job has been measured. */
+      frameSeconds: num.positive().default(1),
     })
     .prefault({}),
   events: z.object({ heartbeatSeconds: num.positive().default(15) }).prefault({}),

@@ -2,6 +2,7 @@ import type { AgentRun, Prisma } from '../../generated/prisma/client';
 import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
 import { recordAudit } from '../audit';
+import { recordActualSpend } from '../govern/spend';
 
 /**
  * A run's states (docs/agent-runs.md); `cancelled` is written by the jobs route (docs/jobs.md).
@@ -110,6 +111,7 @@ export async function settleAgentRun(
       changes: changes as Prisma.InputJsonValue,
     },
   });
+  await recordActualSpend(deps.db, 'corpus_run', run.id);
   await recordAudit(deps.db, {
     actorId: null,
     action: `agent_run.${input.status}`,

@@ -18,6 +18,7 @@ import { ConflictError, NotFoundError, RefusedError } from '../../core/errors';
 import type { CloudSession, Prisma } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
+import { recordActualSpend } from '../govern/spend';
 import { cloudConfigured, cloudProvider, missingCloudSettings } from './provider';
 
 /**
@@ -117,6 +118,7 @@ async function recordEnd(
     where: { id: row.id, ...openWhere },
     data: { status: nextState(row.status, event), endedAt, detail },
   });
+  if (count > 0) await recordActualSpend(db, 'cloud', row.id);
   return { session: await db.cloudSession.findUniqueOrThrow({ where: { id: row.id } }), ended: count > 0 };
 }
 

@@ -1,6 +1,8 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import type { AppConfig } from '../../core/config';
-import { certificateBytes, sha256Hex, type CertificateBody } from '../../core/datasets/manifest';
+import { canonicalJson, sha256Hex, type CertificateBody } from '../../core/datasets/manifest';
+
+const bytesOf = (body: object): Buffer => Buffer.from(canonicalJson(body), 'utf8');
 
 /**
  * The Ed25519 key that signs dataset certificates (config `export.signingKey`, PKCS#8 PEM; an
@@ -12,8 +14,9 @@ export interface CertificateSigner {
   keyId: string;
   /** The public key (SPKI PEM), so a verifier outside the platform can check a certificate. */
   publicKeyPem: string;
-  sign(body: CertificateBody): string;
-  verify(body: CertificateBody, signature: string): boolean;
+  /** Signs the canonical JSON (RFC 8785) of a dataset certificate, or of any other body the platform certifies. */
+  sign(body: CertificateBody | object): string;
+  verify(body: CertificateBody | object, signature: string): boolean;
 }
 
 export function createCertificateSigner(config: AppConfig['export']): CertificateSigner {
@@ -32,10 +35,10 @@ export function createCertificateSigner(config: AppConfig['export']): Certificat
   return {
     keyId: `ed25519:${sha256Hex(der).slice(0, 16)}`,
     publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    sign: (body) => sign(null, certificateBytes(body), privateKey).toString('base64'),
+    sign: (body) => sign(null, bytesOf(body), privateKey).toString('base64'),
     verify: (body, signature) => {
       try {
-        return verify(null, certificateBytes(body), publicKey, Buffer.from(signature, 'base64'));
+        return verify(null, bytesOf(body), publicKey, Buffer.from(signature, 'base64'));
       } catch {
         return false;
       }

@@ -17,6 +17,7 @@ import { emitJobEvent } from '../events/jobs';
 import { findCommit } from '../datasets/read';
 import { assertConsentAllows } from '../govern/consent';
 import { assertWorkMayStart } from '../govern/start-guard';
+import { recordActualSpend } from '../govern/spend';
 import type { Db } from '../db';
 import { currentChampion, findModel, type ArtifactDeps } from '../models/artifacts';
 import { checkTrainableCommit } from './dataset';
@@ -174,6 +175,7 @@ export async function settleTrainingJob(
       where: { id: job.id },
       data: { status: input.status, error: input.error, finishedAt: new Date() },
     });
+    await recordActualSpend(tx, 'training', job.id);
     await recordAudit(tx, {
       actorId: null,
       action: `training.${input.status}`,
@@ -243,6 +245,7 @@ export async function registerTrainedModel(
       where: { id: job.id },
       data: { status: 'completed', modelVersion, metrics, error: null, finishedAt: new Date() },
     });
+    await recordActualSpend(tx, 'training', job.id);
     await recordAudit(tx, {
       actorId: job.createdBy,
       action: 'training.completed',

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { agentRunOut } from '../../activities/agent-runs/runs';
 import { recordAudit } from '../../activities/audit';
 import { assertWorkMayStart } from '../../activities/govern/start-guard';
+import { forgetSpend, gateCorpusRun, gateOrForget } from '../../activities/govern/spend';
 import { PII_RECHECK_KIND, type PII_BACKFILL_KIND } from '../../activities/pii-recheck/recheck';
 import { queuePiiRun, type PiiRunParams } from '../../activities/pii-recheck/runs';
 import { emptyPiiTally } from '../../core/pii-recheck/tally';
@@ -54,6 +55,12 @@ export async function startPiiRun(
     scope: 'corpus',
   };
   const run = await queuePiiRun(db, kind, params, actor.userId, workflowId);
+  // The re-check holds the GPU slot and is priced like any corpus run; the backfill is CPU work.
+  if (recheck)
+    await gateOrForget(
+      () => gateCorpusRun(deps, run, params.session_ids),
+      () => db.agentRun.delete({ where: { id: run.id } }),
+    );
   const started = await startWorkflowFor(deps, res, {
     workflow: piiRunWorkflow,
     workflowId,
@@ -71,7 +78,10 @@ export async function startPiiRun(
     ],
     location: `/api/agent/runs/${run.id}`,
     what: recheck ? 'a PII re-check of the corpus' : 'a PII backfill',
-    forget: () => db.agentRun.delete({ where: { id: run.id } }),
+    forget: async () => {
+      await forgetSpend(db, run.id);
+      await db.agentRun.delete({ where: { id: run.id } });
+    },
   });
   await recordAudit(db, {
     actorId: actor.userId,

@@ -53,4 +53,3 @@ export interface CertificateBody {
   key_id: string;
 }
 
-export const certificateBytes = (body: CertificateBody): Buffer => Buffer.from(canonicalJson(body), 'utf8');

@@ -11,6 +11,7 @@ import { autoLabelWorkflow, type AutolabelWorkflowInput } from '../../../workflo
 import { REDETECT_CORPUS_WORKFLOW_ID, redetectCorpusWorkflow } from '../../../workflows/redetect-corpus';
 import type { AppDeps } from '../../deps';
 import { startWorkflow } from '../../http/start-workflow';
+import { forgetSpend, gateCorpusRun, gateOrForget } from '../../../activities/govern/spend';
 import { COMPUTE_TARGETS } from './validators';
 
 export function checkComputeTarget(target: string): void {
@@ -122,6 +123,10 @@ export async function startRedetectCorpus(
       },
     },
   });
+  await gateOrForget(
+    () => gateCorpusRun(deps, run, listed),
+    () => deps.db.agentRun.delete({ where: { id: run.id } }),
+  );
   try {
     const started = await startWorkflow(deps, res, {
       workflow: redetectCorpusWorkflow,
@@ -157,6 +162,7 @@ export async function startRedetectCorpus(
       skipped,
     };
   } catch (err) {
+    await forgetSpend(deps.db, run.id);
     await deps.db.agentRun.delete({ where: { id: run.id } });
     throw err;
   }

@@ -11,6 +11,7 @@ import {
   terminateOrphans,
 } from '../../../activities/cloud/sessions';
 import { cloudSessionEndedSignal, cloudSessionWorkflow } from '../../../workflows/cloud';
+import { assertCostAllowed, recordSpendEstimate } from '../../../activities/govern/spend';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
 import { RouteGroup } from '../../http/route-group';
@@ -44,9 +45,22 @@ export function createCloudSessionRoutes(deps: AppDeps): RouteGroup {
       },
       async ({ body, principal, req, res }) => {
         await assertWorkMayStart(deps.db, 'cloud');
+        // A session may run until APP_CLOUD__MAX_SESSION_HOURS at the price acknowledged: that is what it may cost.
+        const verdict = await assertCostAllowed(deps, 'the cloud session', {
+          gpu_hours: config.cloud.maxSessionHours,
+          hourly_usd: body.ack_hourly_usd,
+        });
         const { session, endsAt } = await connectCloudSession(deps, {
           ackHourlyUsd: body.ack_hourly_usd,
           actor: actorOf(principal, req),
+        });
+        await recordSpendEstimate(db, {
+          kind: 'cloud',
+          subjectType: 'cloud_session',
+          subjectId: session.id,
+          verdict,
+          detail: { max_session_hours: config.cloud.maxSessionHours },
+          createdBy: principal.userId,
         });
         try {
           const started = await startWorkflow(deps, res, {

@@ -11,6 +11,7 @@ import {
   segmentFrameNow,
 } from '../../../activities/drivable/store';
 import { drivableBackfillWorkflow } from '../../../workflows/drivable-backfill';
+import { forgetSpend, gateCorpusRun, gateOrForget } from '../../../activities/govern/spend';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
 import { RouteGroup, uuidParams } from '../../http/route-group';
@@ -98,6 +99,10 @@ export function createDrivableRoutes(deps: AppDeps): RouteGroup {
         const actor = actorOf(principal, req);
         const { run, skipped } = await queueDrivableBackfill(db, body, actor.userId);
         const sessionIds = (run.params as { session_ids: string[] }).session_ids;
+        await gateOrForget(
+          () => gateCorpusRun(deps, run, sessionIds),
+          () => db.agentRun.delete({ where: { id: run.id } }),
+        );
         let started: Awaited<ReturnType<typeof startWorkflow>>;
         try {
           started = await startWorkflow(deps, res, {
@@ -115,7 +120,8 @@ export function createDrivableRoutes(deps: AppDeps): RouteGroup {
             what: 'a drivable-area backfill',
           });
         } catch (err) {
-          // Nothing started: the run row goes, so a refused start leaves no trace.
+          // Nothing started: the run row and its estimate go, so a refused start leaves no trace.
+          await forgetSpend(db, run.id);
           await db.agentRun.delete({ where: { id: run.id } });
           throw err;
         }

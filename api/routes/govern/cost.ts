@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { costGate } from '../../../core/govern/cost';
+import { resolveCostGate } from '../../../activities/govern/spend';
 import type { AppDeps } from '../../deps';
 import { RouteGroup } from '../../http/route-group';
 
@@ -16,27 +16,14 @@ export const CostGateIn = z.strictObject({
 
 /** The cost gate of the `govern` group (docs/billing.md). */
 export function createGovernCostRoutes(deps: AppDeps): RouteGroup {
-  const { cost } = deps.config;
   return new RouteGroup('govern').post(
     '/api/govern/cost/gate',
     {
       summary:
-        'Prices a job (GPU hours × hourly price) and answers allow or refuse against the per-job cap and the window cap (spend so far plus the job), with every number and one sentence per cap that refuses; caps left null are the configured APP_COST__PER_JOB_CAP_USD and APP_COST__WINDOW_CAP_USD',
+        'Prices a job (GPU hours × hourly price) and answers allow or refuse against the per-job cap and the window cap (spend so far plus the job), with every number and one sentence per cap that refuses; caps left null are the configured APP_COST__PER_JOB_CAP_USD and APP_COST__WINDOW_CAP_USD; the starts of training, cloud sessions and corpus runs ask the same gate with the spend recorded in the window (GET /api/billing/usage)',
       access: 'reviewer',
       body: { name: 'CostGateIn', schema: CostGateIn },
     },
-    async ({ body }) => {
-      const perJob = body.per_job_cap_usd ?? cost.perJobCapUsd ?? null;
-      const window = body.window_cap_usd ?? cost.windowCapUsd ?? null;
-      const from = (given: number | null | undefined, configured: number | undefined) =>
-        given != null ? 'request' : configured !== undefined ? 'config' : 'none';
-      return {
-        ...costGate({ ...body, per_job_cap_usd: perJob, window_cap_usd: window }),
-        caps_from: {
-          per_job: from(body.per_job_cap_usd, cost.perJobCapUsd),
-          window: from(body.window_cap_usd, cost.windowCapUsd),
-        },
-      };
-    },
+    async ({ body }) => resolveCostGate(deps, body),
   );
 }

@@ -14,6 +14,12 @@ import { idCursorArgs, idPage } from '../../../core/pagination';
 import { isFinished, taskRefusal, type TrainingConfig } from '../../../core/training-jobs/config';
 import type { TrainingProgress } from '../../../core/training-jobs/curve';
 import { expandGrid, MAX_SWEEP_POINTS } from '../../../core/training-jobs/sweep';
+import {
+  forgetSpend,
+  gateTrainingStart,
+  gateTrainingSweep,
+  trainingHourlyUsd,
+} from '../../../activities/govern/spend';
 import type { Prisma, TrainingJob } from '../../../generated/prisma/client';
 import { trainingWorkflow } from '../../../workflows/training';
 import { trainingSweepWorkflow } from '../../../workflows/training-sweep';
@@ -112,6 +118,7 @@ export function createTrainingRoutes(deps: AppDeps): RouteGroup {
         const { parent } = await checkTrainingRequest(deps, body);
         const job = await createTrainingJob(deps, body, parent, principal.userId);
         try {
+          await gateTrainingStart(deps, job, await trainingHourlyUsd(deps, job));
           const started = await startWorkflow(deps, res, startTraining(job));
           await recordAudit(db, {
             actorId: principal.userId,
@@ -127,7 +134,8 @@ export function createTrainingRoutes(deps: AppDeps): RouteGroup {
           });
           return { ...trainingJobOut(job), ...started };
         } catch (err) {
-          // No job without its workflow.
+          // No job without its workflow, nor an estimate without its job.
+          await forgetSpend(db, job.id);
           await db.trainingJob.delete({ where: { id: job.id } });
           throw err;
         }
@@ -288,6 +296,11 @@ export function createTrainingRoutes(deps: AppDeps): RouteGroup {
           actorId: principal.userId,
         });
         try {
+          await gateTrainingSweep(
+            deps,
+            { id: sweep.id, name: sweep.name, createdBy: principal.userId },
+            expanded.points.map((p) => p.config.epochs),
+          );
           const started = await startWorkflow(deps, res, {
             workflow: trainingSweepWorkflow,
             workflowId: sweep.workflowId,
@@ -310,6 +323,7 @@ export function createTrainingRoutes(deps: AppDeps): RouteGroup {
             ...started,
           };
         } catch (err) {
+          await forgetSpend(db, sweep.id);
           await db.trainingSweep.delete({ where: { id: sweep.id } });
           throw err;
         }
