@@ -44,6 +44,7 @@ import { createGovernRetentionRoutes } from './routes/govern/retention';
 import { createGovernKillSwitchRoutes } from './routes/govern/killswitch';
 import { createGovernCostRoutes } from './routes/govern/cost';
 import { createGovernDriftRoutes } from './routes/govern/drift';
+import { createGovernControllerRoutes } from './routes/govern/controller';
 import { createBillingRoutes } from './routes/billing';
 import { createGovernRedactionRoutes } from './routes/govern/redaction';
 import { createTrackRoutes } from './routes/tracks';
@@ -123,6 +124,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createGovernKillSwitchRoutes(deps),
     createGovernCostRoutes(deps),
     createGovernDriftRoutes(deps),
+    createGovernControllerRoutes(deps),
     createBillingRoutes(deps),
     createGovernRedactionRoutes(deps),
     createTrackRoutes(deps),

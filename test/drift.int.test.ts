@@ -228,3 +228,66 @@ describe('POST /api/govern/drift/scan', () => {
     expect((await stack.api.call('POST', '/api/govern/drift/scan', { body: {} })).status).toBe(401);
   });
 });
+
+describe('POST /api/govern/controller/tick', () => {
+  const tick = (body: unknown = {}, token = stack.admin) =>
+    call('POST', '/api/govern/controller/tick', token, body);
+
+  it('runs retention, cost and drift once: nothing due, no cap, and the drift of the window', async () => {
+    const res = await tick();
+    expect([res.status, res.body.detail]).toEqual([200, undefined]);
+    expect(res.body.retention).toEqual({ due: 0, sweep: null });
+    expect(res.body.cost).toMatchObject({
+      spent_usd: 0,
+      window_cap_usd: null,
+      headroom_usd: null,
+      over: false,
+    });
+    expect(res.body.drift.scanned).toBe(true);
+    expect(res.body.drift.drifted_features).toContain('classes');
+    const { db } = stack.api.deps;
+    const run = await db.governanceRun.findUniqueOrThrow({ where: { id: res.body.tick_id } });
+    expect(run).toMatchObject({ kind: 'controller-tick', status: 'completed', dryRun: true });
+    expect(await db.governanceRun.count({ where: { id: res.body.drift.run_id, kind: 'drift-scan' } })).toBe(
+      1,
+    );
+  });
+
+  it('starts a dry-run retention sweep when a session is past its retention, which erases nothing', async () => {
+    const { db } = stack.api.deps;
+    await db.session.update({
+      where: { id: alike },
+      data: { retentionUntil: new Date(Date.now() - 60_000) },
+    });
+    try {
+      const res = await tick({ dry_run: true });
+      expect(res.status).toBe(200);
+      expect(res.body.retention.due).toBe(1);
+      expect(res.body.retention.sweep).toMatchObject({ dry_run: true, params: { trigger: 'controller' } });
+      await stack.env.client.workflow.getHandle(res.body.retention.sweep.workflow_id).result();
+      const sweep = await db.governanceRun.findUniqueOrThrow({
+        where: { id: res.body.retention.sweep.sweep_id },
+      });
+      expect(sweep.status).toBe('completed');
+      expect(await db.session.count({ where: { id: alike } })).toBe(1);
+    } finally {
+      await db.session.update({ where: { id: alike }, data: { retentionUntil: null } });
+    }
+  });
+
+  it('says why drift was not scanned, and needs an admin', async () => {
+    const { db } = stack.api.deps;
+    await db.model.update({ where: { modelVersion: 'drift-champion' }, data: { state: 'retired' } });
+    try {
+      const res = await tick();
+      expect(res.body.drift).toEqual({
+        scanned: false,
+        reason: 'there is no detection champion to compare with; give baseline_commit_id',
+      });
+    } finally {
+      await db.model.update({ where: { modelVersion: 'drift-champion' }, data: { state: 'champion' } });
+    }
+    expect((await tick({}, stack.reviewer)).status).toBe(403);
+    expect((await tick({ dry_run: 'no' })).status).toBe(422);
+  });
+});

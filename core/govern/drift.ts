@@ -236,3 +236,6 @@ export function compareDrift(
     threshold,
   };
 }
+
+/** A scan's defaults: the route's when its body leaves them out, and the governance controller's. */
+export const DRIFT_DEFAULTS = { windowDays: 7, alpha: 0.01, minSamples: 30 } as const;

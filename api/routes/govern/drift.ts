@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { scanDrift } from '../../../activities/govern/drift';
 import { commitIdSchema } from '../../../activities/datasets/read';
+import { DRIFT_DEFAULTS } from '../../../core/govern/drift';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
 import { RouteGroup } from '../../http/route-group';
@@ -15,18 +16,18 @@ export const DriftScanIn = z.strictObject({
     description:
       'the sessions to compare; absent, every session ready within window_days outside the baseline',
   }),
-  window_days: z.int().min(1).max(365).default(7),
+  window_days: z.int().min(1).max(365).default(DRIFT_DEFAULTS.windowDays),
   alpha: z
     .number()
     .gt(0)
     .max(0.2)
-    .default(0.01)
+    .default(DRIFT_DEFAULTS.alpha)
     .meta({ description: 'family-wise significance level (Bonferroni over the tests run)' }),
   min_samples: z
     .int()
     .min(5)
     .max(10_000)
-    .default(30)
+    .default(DRIFT_DEFAULTS.minSamples)
     .meta({ description: 'observations a side needs for a feature to be tested' }),
 });
 

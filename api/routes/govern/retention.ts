@@ -6,7 +6,8 @@ import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
 import { RouteGroup } from '../../http/route-group';
 import { limitParam } from '../../http/session-reads';
-import { startWorkflow } from '../../http/start-workflow';
+import { beginWorkflow } from '../../http/start-workflow';
+import type { Actor } from '../../../activities/annotations/objects';
 
 const DueQuery = z.strictObject({
   limit: limitParam(100, 1000).meta({ description: 'due sessions listed, oldest retention first' }),
@@ -63,40 +64,56 @@ export function createGovernRetentionRoutes(deps: AppDeps): RouteGroup {
         statuses: { 503: 'the workflow service does not answer' },
       },
       async ({ body, principal, req, res }) => {
-        const limit = config.retention.sweepLimit;
-        const actor = actorOf(principal, req);
-        const run = await db.governanceRun.create({
-          data: {
-            kind: 'retention-sweep',
-            dryRun: body.dry_run,
-            requestedBy: actor.userId,
-            params: { trigger: 'request', limit },
-          },
+        const sweep = await startRetentionSweep(deps, {
+          dryRun: body.dry_run,
+          actor: actorOf(principal, req),
+          trigger: 'request',
         });
-        const workflowId = `retention-sweep-${run.id}`;
-        let started: Awaited<ReturnType<typeof startWorkflow>>;
-        try {
-          started = await startWorkflow(deps, res, {
-            workflow: retentionSweepWorkflow,
-            workflowId,
-            args: [{ runId: run.id, actorId: actor.userId, dryRun: body.dry_run }],
-            location: '/api/govern/retention/due',
-            what: 'a retention sweep',
-          });
-        } catch (err) {
-          await db.governanceRun.delete({ where: { id: run.id } });
-          throw err;
-        }
-        const recorded = await db.governanceRun.update({ where: { id: run.id }, data: { workflowId } });
-        await recordAudit(db, {
-          actorId: actor.userId,
-          action: 'retention.sweep_requested',
-          subjectType: 'governance_run',
-          subjectId: run.id,
-          detail: { limit, dry_run: body.dry_run },
-          requestId: actor.requestId,
-        });
-        return { ...sweepOut(recorded), workflow_run_id: started.run_id };
+        res.status(202).location('/api/govern/retention/due');
+        return sweep;
       },
     );
+}
+
+/**
+ * Starts a retention sweep (workflow retention-sweep-<sweep_id>) for a request or a controller tick;
+ * a start that fails removes its record, so a refused start leaves no trace.
+ */
+export async function startRetentionSweep(
+  deps: AppDeps,
+  opts: { dryRun: boolean; actor: Actor; trigger: 'request' | 'controller' },
+) {
+  const { db, config } = deps;
+  const limit = config.retention.sweepLimit;
+  const run = await db.governanceRun.create({
+    data: {
+      kind: 'retention-sweep',
+      dryRun: opts.dryRun,
+      requestedBy: opts.actor.userId,
+      params: { trigger: opts.trigger, limit },
+    },
+  });
+  const workflowId = `retention-sweep-${run.id}`;
+  let started: Awaited<ReturnType<typeof beginWorkflow>>;
+  try {
+    started = await beginWorkflow(deps, {
+      workflow: retentionSweepWorkflow,
+      workflowId,
+      args: [{ runId: run.id, actorId: opts.actor.userId, dryRun: opts.dryRun }],
+      what: 'a retention sweep',
+    });
+  } catch (err) {
+    await db.governanceRun.delete({ where: { id: run.id } });
+    throw err;
+  }
+  const recorded = await db.governanceRun.update({ where: { id: run.id }, data: { workflowId } });
+  await recordAudit(db, {
+    actorId: opts.actor.userId,
+    action: 'retention.sweep_requested',
+    subjectType: 'governance_run',
+    subjectId: run.id,
+    detail: { limit, dry_run: opts.dryRun, trigger: opts.trigger },
+    requestId: opts.actor.requestId,
+  });
+  return { ...sweepOut(recorded), workflow_run_id: started.run_id, status_url: '/api/govern/retention/due' };
 }
