@@ -52,4 +52,3 @@ export interface CertificateBody {
   exported_at: string;
   key_id: string;
 }
-
