@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import { Histogram } from 'prom-client';
+import { HTTP_DURATION_BUCKETS, HTTP_DURATION_METRIC } from '../core/hardening/slo';
 import { createRouteGuards } from './auth/guards';
 import type { AppDeps } from './deps';
 import { buildOpenApi } from './http/openapi';
@@ -87,7 +88,8 @@ import { serveWebUi } from './http/web-ui';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
 export function createRouteGroups(deps: AppDeps): RouteGroup[] {
-  return [
+  // The SLO routes name the groups served, read once every group exists.
+  const groups: RouteGroup[] = [
     createHealthRoutes(deps),
     createUsersRoutes(deps),
     createAuthRoutes(deps),
@@ -128,7 +130,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createBillingRoutes(deps),
     createGovernRedactionRoutes(deps),
     createTrackRoutes(deps),
-    createHardeningRoutes(deps),
+    createHardeningRoutes(deps, () => groups.map((g) => g.name)),
     createAgentRunRoutes(deps),
     createAgentReanalyzeRoutes(deps),
     createCurationRoutes(deps),
@@ -165,6 +167,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     // After every group with a literal /api/datasets/<word> GET (blob): its /api/datasets/{commit_id} would take it.
     createDatasetsRoutes(deps),
   ];
+  return groups;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -209,9 +212,10 @@ export function createApp(deps: AppDeps): PlatformApp {
   );
 
   const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'API request duration by route template and status',
-    labelNames: ['method', 'route', 'status'],
+    name: HTTP_DURATION_METRIC,
+    help: 'API request duration by route template, route group and status',
+    labelNames: ['method', 'route', 'route_group', 'status'],
+    buckets: [...HTTP_DURATION_BUCKETS],
     registers: [deps.metrics],
   });
   app.use((req, res, next) => {
@@ -221,6 +225,7 @@ export function createApp(deps: AppDeps): PlatformApp {
       end({
         method: req.method,
         route: route ? `${req.baseUrl}${route}` : 'unmatched',
+        route_group: (res.locals.routeGroup as string | undefined) ?? 'none',
         status: String(res.statusCode),
       });
     });

@@ -210,6 +210,8 @@ export class RouteGroup {
     for (const { route, handler } of this.handlers) {
       const { spec } = route;
       const wrapped: RequestHandler = async (req: Request, res: Response, next: NextFunction) => {
+        // Every answer of the route counts toward its group's SLO, refusals included (docs/slo.md).
+        res.locals.routeGroup = route.group;
         try {
           const principal = await passRouteGate(guards, req, spec);
           await guards.limit(req, principal);

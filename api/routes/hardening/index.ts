@@ -3,6 +3,16 @@ import { gpuSlotEfficiency } from '../../../activities/hardening/efficiency';
 import { systemResources } from '../../../activities/hardening/resources';
 import type { AppDeps } from '../../deps';
 import { RouteGroup } from '../../http/route-group';
+import type { Histogram } from 'prom-client';
+import { recordAudit } from '../../../activities/audit';
+import { InputError } from '../../../core/errors';
+import {
+  groupCounts,
+  HTTP_DURATION_BUCKETS,
+  HTTP_DURATION_METRIC,
+  sloStatus,
+} from '../../../core/hardening/slo';
+import type { Slo } from '../../../generated/prisma/client';
 
 const DAY_MS = 86_400_000;
 /** The longest period one efficiency report reads. */
@@ -32,8 +42,114 @@ export const EfficiencyIn = z
   });
 
 /** The `hardening` group (docs/hardening.md): so far the system's resources and GPU-slot efficiency. */
-export function createHardeningRoutes(deps: AppDeps): RouteGroup {
+/** An objective for one route group (the spec does not show the body; docs/slo.md). */
+export const SloIn = z.strictObject({
+  route_group: z.string().trim().min(1).max(100),
+  latency_ms: z
+    .number()
+    .min(5)
+    .max(30_000)
+    .meta({ description: 'a request is good when it answers below 500 within this' }),
+  latency_target: z
+    .number()
+    .min(0.5)
+    .max(0.99999)
+    .meta({ description: 'share of requests that must be good, e.g. 0.99' }),
+  error_rate_target: z
+    .number()
+    .min(0)
+    .max(0.5)
+    .meta({ description: 'largest share of 5xx answers, e.g. 0.01' }),
+  window_minutes: z.int().min(5).max(525_600).default(43_200),
+});
+
+const sloOut = (s: Slo) => ({
+  route_group: s.routeGroup,
+  latency_ms: s.latencyMs,
+  latency_target: s.latencyTarget,
+  error_rate_target: s.errorRateTarget,
+  window_minutes: s.windowMinutes,
+  updated_at: s.updatedAt.toISOString(),
+});
+
+export function createHardeningRoutes(deps: AppDeps, servedGroups: () => readonly string[]): RouteGroup {
+  const { db } = deps;
   return new RouteGroup('hardening')
+    .post(
+      '/api/hardening/slo',
+      {
+        summary:
+          'Sets the latency and error-rate objective of one route group (created or replaced): a request is good when it answers below 500 within latency_ms; latency_target is the share that must be good, error_rate_target the largest share of 5xx answers',
+        access: 'admin',
+        body: { name: 'SloIn', schema: SloIn },
+        statuses: { 422: 'not a route group this API serves' },
+      },
+      async ({ body, principal, req }) => {
+        const served = [...new Set(servedGroups())].sort();
+        if (!served.includes(body.route_group))
+          throw new InputError(`${body.route_group} is not a route group this API serves`, [
+            { field: 'body.route_group', message: `one of ${served.join(', ')}` },
+          ]);
+        const row = {
+          latencyMs: body.latency_ms,
+          latencyTarget: body.latency_target,
+          errorRateTarget: body.error_rate_target,
+          windowMinutes: body.window_minutes,
+          createdBy: principal.userId,
+        };
+        const slo = await db.slo.upsert({
+          where: { routeGroup: body.route_group },
+          create: { routeGroup: body.route_group, ...row },
+          update: row,
+        });
+        await recordAudit(db, {
+          actorId: principal.userId,
+          action: 'hardening.slo_set',
+          subjectType: 'slo',
+          subjectId: slo.id,
+          detail: sloOut(slo),
+          requestId: String(req.id),
+        });
+        return sloOut(slo);
+      },
+    )
+    .get(
+      '/api/hardening/slo/board',
+      {
+        summary:
+          'Every objective beside what this API process measured since it started, from its http_request_duration_seconds histogram: requests, latency compliance (read at the largest bucket bound not above the objective) and error rate, each with its error budget, spent and remaining, and whether it is met',
+        access: 'reviewer',
+      },
+      async () => {
+        const slos = await db.slo.findMany({ orderBy: { routeGroup: 'asc' } });
+        const metric = deps.metrics.getSingleMetric(HTTP_DURATION_METRIC) as Histogram | undefined;
+        const samples = metric ? (await metric.get()).values : [];
+        const now = new Date();
+        const uptimeMinutes = (now.getTime() - deps.startedAt.getTime()) / 60_000;
+        return {
+          measured: {
+            source: `${HTTP_DURATION_METRIC} of this API process`,
+            from: deps.startedAt.toISOString(),
+            to: now.toISOString(),
+            buckets_ms: HTTP_DURATION_BUCKETS.map((b) => b * 1000),
+          },
+          objectives: slos.map((s) => ({
+            ...sloStatus(
+              {
+                route_group: s.routeGroup,
+                latency_ms: s.latencyMs,
+                latency_target: s.latencyTarget,
+                error_rate_target: s.errorRateTarget,
+              },
+              groupCounts(samples, s.routeGroup, s.latencyMs),
+            ),
+            window_minutes: s.windowMinutes,
+            // The share of the objective's window the measurement covers.
+            window_covered: Math.min(1, Math.round((uptimeMinutes / s.windowMinutes) * 1e6) / 1e6),
+          })),
+        };
+      },
+    )
     .post(
       '/api/hardening/efficiency',
       {
