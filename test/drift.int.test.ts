@@ -8,6 +8,15 @@ import { createSessionFixture } from '../testkit/session-fixtures';
  * training ones does not — recorded as a governance run with its findings, announced to reviewers,
  * and every refusal named.
  */
+/** Every feature a scan compares, in the order it reports them. */
+const FEATURES = [
+  'classes',
+  'context.lighting',
+  'context.weather',
+  'confidence',
+  'image.brightness',
+  'image.sharpness',
+];
 let stack: IngestStack;
 let commitId: string;
 const baseline: string[] = [];
@@ -117,14 +126,7 @@ describe('POST /api/govern/drift/scan', () => {
     expect(res.body.drifted_features).not.toContain('context.weather');
     expect(res.body.drifted_features).not.toContain('image.sharpness');
     const features = res.body.findings.map((f: { feature: string }) => f.feature);
-    expect(features).toEqual([
-      'classes',
-      'context.lighting',
-      'context.weather',
-      'confidence',
-      'image.brightness',
-      'image.sharpness',
-    ]);
+    expect(features).toEqual(FEATURES);
     expect(res.body.threshold).toBeCloseTo(0.01 / 6, 15);
     const classes = res.body.findings[0];
     expect(classes).toMatchObject({ test: 'chi2', drifted: true });
@@ -183,14 +185,7 @@ describe('POST /api/govern/drift/scan', () => {
     expect(res.body.baseline).toMatchObject({ from: 'request', model_version: 'drift-champion' });
     expect(res.body.findings).toEqual([]);
     expect(res.body.drifted).toBe(false);
-    expect(res.body.not_measurable.map((n: { feature: string }) => n.feature)).toEqual([
-      'classes',
-      'context.lighting',
-      'context.weather',
-      'confidence',
-      'image.brightness',
-      'image.sharpness',
-    ]);
+    expect(res.body.not_measurable.map((n: { feature: string }) => n.feature)).toEqual(FEATURES);
   });
 
   it('refuses what it cannot compare, by name, and records nothing', async () => {

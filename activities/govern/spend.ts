@@ -218,22 +218,44 @@ export async function estimateCorpusHours(deps: CostDeps, sessionIds: readonly s
 }
 
 /** Gates a training job (epochs × time per epoch at the local GPU price) and records its estimate. */
-export async function gateTrainingStart(deps: CostDeps, job: TrainingJob, hourlyUsd: number) {
-  const estimate = await estimateTrainingHours(deps, {
-    trainer: job.trainer,
-    epochs: (job.config as { epochs: number }).epochs,
-  });
+/** Gates training hours (epochs × the time per epoch of the trainer) for a job or a sweep, and records the estimate. */
+async function gateTrainingHours(
+  deps: CostDeps,
+  s: {
+    subjectType: 'training_job' | 'training_sweep';
+    subjectId: string;
+    what: string;
+    trainer: string;
+    epochs: number;
+    hourlyUsd: number;
+    createdBy: string | null;
+    detail?: Prisma.InputJsonObject;
+  },
+) {
+  const estimate = await estimateTrainingHours(deps, { trainer: s.trainer, epochs: s.epochs });
   return gateAndEstimate(deps, {
     kind: 'training',
+    subjectType: s.subjectType,
+    subjectId: s.subjectId,
+    what: s.what,
+    gpuHours: estimate.gpu_hours,
+    hourlyUsd: s.hourlyUsd,
+    detail: { estimate: { ...estimate, epochs: s.epochs, ...s.detail } },
+    createdBy: s.createdBy,
+  });
+}
+
+/** Gates a training job (epochs × time per epoch at its price) and records its estimate. */
+export const gateTrainingStart = (deps: CostDeps, job: TrainingJob, hourlyUsd: number) =>
+  gateTrainingHours(deps, {
     subjectType: 'training_job',
     subjectId: job.id,
     what: `training job ${job.id}`,
-    gpuHours: estimate.gpu_hours,
+    trainer: job.trainer,
+    epochs: (job.config as { epochs: number }).epochs,
     hourlyUsd,
-    detail: { estimate: { ...estimate, epochs: (job.config as { epochs: number }).epochs } },
     createdBy: job.createdBy,
   });
-}
 
 /** Gates a corpus run (an agent run over sessions' frames on the GPU slot) and records its estimate. */
 export async function gateCorpusRun(
@@ -340,24 +362,21 @@ export async function recordActualSpend(db: Reader, kind: RecordedKind, subjectI
 }
 
 /** Gates a training sweep as a whole (every point's epochs × the time per epoch) and records its estimate. */
-export async function gateTrainingSweep(
+export const gateTrainingSweep = (
   deps: CostDeps,
   sweep: { id: string; name: string; createdBy: string | null },
   epochs: readonly number[],
-) {
-  const total = epochs.reduce((s, e) => s + e, 0);
-  const estimate = await estimateTrainingHours(deps, { trainer: 'head-finetune', epochs: total });
-  return gateAndEstimate(deps, {
-    kind: 'training',
+) =>
+  gateTrainingHours(deps, {
     subjectType: 'training_sweep',
     subjectId: sweep.id,
     what: `training sweep ${sweep.name}`,
-    gpuHours: estimate.gpu_hours,
+    trainer: 'head-finetune',
+    epochs: epochs.reduce((sum, e) => sum + e, 0),
     hourlyUsd: deps.config.cost.gpuHourlyUsd,
-    detail: { estimate: { ...estimate, epochs: total, points: epochs.length } },
     createdBy: sweep.createdBy,
+    detail: { points: epochs.length },
   });
-}
 
 /**
  * A start's gate, run after its record is written (the estimate names it): when the gate refuses,
