@@ -726,3 +726,69 @@ describe('blind audits', () => {
     expect(bySlice.body.items).toBe(3);
   });
 });
+
+describe('POST /api/hardening/reproducible', () => {
+  const check = (body: unknown, token = ctx.token.reviewer) =>
+    api('POST', '/api/hardening/reproducible', token, body);
+
+  it('computes an evaluation again, whole and sliced, finds it the same, and names a figure that no longer matches', async () => {
+    const res = await evaluate(weakRun);
+    const [whole, rain] = res.body.evaluations;
+    for (const e of [whole, rain]) {
+      const again = await check({ evaluation_id: e.operation_id });
+      expect([again.status, again.body.detail]).toEqual([200, undefined]);
+      expect(again.body).toMatchObject({ reproduced: true, differences: [], differences_total: 0 });
+      expect(again.body.subject).toMatchObject({
+        kind: 'evaluation',
+        id: e.operation_id,
+        slice_id: e.slice_id,
+      });
+      expect(again.body.now.map).toBeCloseTo(e.map, 12);
+    }
+    // A stored figure altered after the fact is exactly what the check must catch.
+    const op = await db().evalOperation.findUniqueOrThrow({ where: { id: whole.operation_id } });
+    await db().evalOperation.update({
+      where: { id: op.id },
+      data: { result: { ...(op.result as object), map: 0.99 } },
+    });
+    const tampered = await check({ evaluation_id: whole.operation_id });
+    expect(tampered.body.reproduced).toBe(false);
+    expect(tampered.body.differences).toEqual([{ path: 'map', original: 0.99, now: whole.map }]);
+    const recorded = await db().governanceRun.findUniqueOrThrow({ where: { id: tampered.body.check_id } });
+    expect(recorded).toMatchObject({ kind: 'reproducible', status: 'completed' });
+  });
+
+  it("hashes a commit's stored files again against its manifest and checks its signature", async () => {
+    const { createCommitFixture } = await import('../testkit/commits');
+    const commit = await createCommitFixture(ctx.api.deps, {
+      name: `reproducible ${Date.now()}`,
+      objects: [{ object_id: '00000000-0000-4000-8000-000000000003', class_name: 'car' }],
+      files: { 'README.txt': 'a dataset' },
+    });
+    const ok = await check({ commit_id: commit.commitId });
+    expect(ok.body).toMatchObject({ reproduced: true, now: { files: 3, signature: 'valid' } });
+    const { storage } = ctx.api.deps;
+    await storage.client.putObject(
+      storage.bucket('exports'),
+      `${commit.prefix}README.txt`,
+      Buffer.from('altered'),
+    );
+    const altered = await check({ commit_id: commit.commitId });
+    expect(altered.body.reproduced).toBe(false);
+    expect(altered.body.differences.map((d: { path: string }) => d.path)).toEqual([
+      'README.txt.sha256',
+      'README.txt.size',
+    ]);
+    await storage.client.removeObject(storage.bucket('exports'), `${commit.prefix}README.txt`);
+    const gone = await check({ commit_id: commit.commitId });
+    expect(gone.body.differences).toEqual([expect.objectContaining({ path: 'README.txt', now: null })]);
+  });
+
+  it('refuses what it cannot check, by name', async () => {
+    expect((await check({})).status).toBe(422);
+    expect((await check({ evaluation_id: goodRun, commit_id: 'a'.repeat(64) })).status).toBe(422);
+    expect((await check({ evaluation_id: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
+    expect((await check({ commit_id: 'b'.repeat(64) })).status).toBe(404);
+    expect((await check({ evaluation_id: goodRun }, ctx.token.annotator)).status).toBe(403);
+  });
+});

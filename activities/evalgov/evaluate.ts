@@ -47,7 +47,12 @@ export interface EvaluateParams {
   not_applied: string[];
 }
 
-export async function evaluateRun(db: Db, config: object, input: EvaluateInput, actor: Actor) {
+/**
+ * A run evaluated on a gold set, the whole set and each slice named, without recording anything:
+ * what `evaluateRun` records, and what the reproducibility check computes again. `epsilon` is the
+ * harness parity tolerance (the configured one for a new evaluation, the stored one for a re-run).
+ */
+export async function computeEvaluations(db: Db, input: EvaluateInput, epsilon: number) {
   const run = await usableRun(db, input.run_id);
   const { gold, frames, boxes } = await loadGold(db, input.gold_id);
   const [predictions, slices, ontology] = await Promise.all([
@@ -56,7 +61,6 @@ export async function evaluateRun(db: Db, config: object, input: EvaluateInput, 
     ontologyRows(db),
   ]);
   const names = new Map(ontology.map((o) => [o.id, o.name]));
-  const epsilon = parityEpsilon(config);
   const scopes = [
     { slice_id: null, slice_name: null, frames, boxes, predictions, not_applied: [] as string[] },
     ...slices.map((s) => {
@@ -95,6 +99,11 @@ export async function evaluateRun(db: Db, config: object, input: EvaluateInput, 
     };
     return { params, result };
   });
+  return { run, gold, evaluated };
+}
+
+export async function evaluateRun(db: Db, config: object, input: EvaluateInput, actor: Actor) {
+  const { run, gold, evaluated } = await computeEvaluations(db, input, parityEpsilon(config));
   // All of one request's operations or none.
   const ops = await db.$transaction(async (tx) => {
     const out: EvalOperation[] = [];
@@ -251,7 +260,7 @@ export async function evaluationMatrix(
 }
 
 /** One evaluate operation (404 when it is not one). */
-async function findEvaluation(db: Db, id: string): Promise<EvalOperation> {
+export async function findEvaluation(db: Db, id: string): Promise<EvalOperation> {
   const op = await db.evalOperation.findUnique({ where: { id } });
   if (!op || op.opType !== EVALUATE_OP) throw new NotFoundError(`no evaluation operation ${id}`);
   return op;

@@ -3,6 +3,9 @@ import { gpuSlotEfficiency } from '../../../activities/hardening/efficiency';
 import { systemResources } from '../../../activities/hardening/resources';
 import type { AppDeps } from '../../deps';
 import { RouteGroup } from '../../http/route-group';
+import { actorOf } from '../../http/actor';
+import { checkReproducible } from '../../../activities/hardening/reproducible';
+import { commitIdSchema } from '../../../activities/datasets/read';
 import type { Histogram } from 'prom-client';
 import { recordAudit } from '../../../activities/audit';
 import { InputError } from '../../../core/errors';
@@ -42,6 +45,20 @@ export const EfficiencyIn = z
   });
 
 /** The `hardening` group (docs/hardening.md): so far the system's resources and GPU-slot efficiency. */
+/** What to check again (the spec does not show the body; docs/hardening.md "Reproducible"). */
+export const ReproducibleIn = z
+  .strictObject({
+    evaluation_id: z
+      .uuid()
+      .optional()
+      .meta({ description: 'an evaluation operation (POST /api/evalgov/evaluate)' }),
+    commit_id: commitIdSchema.optional(),
+  })
+  .refine((b) => (b.evaluation_id === undefined) !== (b.commit_id === undefined), {
+    message: 'give exactly one of evaluation_id and commit_id',
+    path: ['evaluation_id'],
+  });
+
 /** An objective for one route group (the spec does not show the body; docs/slo.md). */
 export const SloIn = z.strictObject({
   route_group: z.string().trim().min(1).max(100),
@@ -75,6 +92,25 @@ const sloOut = (s: Slo) => ({
 export function createHardeningRoutes(deps: AppDeps, servedGroups: () => readonly string[]): RouteGroup {
   const { db } = deps;
   return new RouteGroup('hardening')
+    .post(
+      '/api/hardening/reproducible',
+      {
+        summary:
+          "Checks that a result reproduces: an evaluation computed again from the same run, gold set, slice, IoU threshold and parity tolerance and compared figure by figure with what was stored; or a dataset commit's stored files hashed again against its signed manifest, and its certificate's signature checked. Recorded as a governance run and audited",
+        access: 'reviewer',
+        body: { name: 'ReproducibleIn', schema: ReproducibleIn },
+        statuses: {
+          404: 'no such evaluation operation or dataset commit',
+          422: 'the run, gold set or slice it was computed from is no longer usable',
+        },
+      },
+      async ({ body, principal, req }) =>
+        checkReproducible(
+          deps,
+          body.evaluation_id ? { evaluationId: body.evaluation_id } : { commitId: body.commit_id! },
+          actorOf(principal, req),
+        ),
+    )
     .post(
       '/api/hardening/slo',
       {
