@@ -244,6 +244,25 @@ describe('POST /api/autolabel/pii-backfill and the cleanup sweep', () => {
   });
 });
 
+describe('erasure after a re-check', () => {
+  it('erases the redacted copy a run kept for its revert too, and proves the session gone', async () => {
+    const { db, storage } = stack.api.deps;
+    const res = await call('POST', `/api/agent/frames/${frames[1]!.id}/reanalyze`, stack.reviewer);
+    expect(res.status).toBe(200);
+    const undo = await db.agentRunFrame.findUniqueOrThrow({
+      where: { runId_frameId: { runId: res.body.run_id, frameId: frames[1]!.id } },
+    });
+    const keptKey = (undo.replaced as { kept_key: string }).kept_key;
+    await expect(storage.client.statObject(storage.bucket('redacted'), keptKey)).resolves.toBeDefined();
+    const erase = await call('POST', '/api/govern/erase', stack.admin, { session_id: frames[1]!.sessionId });
+    expect([erase.status, erase.body.detail]).toEqual([202, undefined]);
+    await finished(erase.body.workflow_id);
+    const erasure = await db.erasure.findFirstOrThrow({ where: { sessionId: frames[1]!.sessionId } });
+    expect(erasure.status).toBe('completed');
+    await expect(storage.client.statObject(storage.bucket('redacted'), keptKey)).rejects.toThrow();
+  });
+});
+
 describe('recorded histories', () => {
   it('replay the PII re-check and the cleanup sweep against the current workflow code', async () => {
     await replayRecordedHistory(RECHECK_HISTORY, require.resolve('../workflows'), 'pii-recheck-all');

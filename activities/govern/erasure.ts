@@ -136,7 +136,8 @@ async function collectSubjects(deps: ActivityDeps, sessionId: string): Promise<E
       // Live objects; those a corpus run replaced (kept whole for its revert) or created; reviews of
       // objects since deleted, found by their track; controls and gold copies of the session.
       `SELECT o.id::text AS id FROM objects o WHERE o.frame_id = ANY($2::uuid[])
-       UNION SELECT e->'object'->>'id' FROM agent_run_frames a, jsonb_array_elements(a.replaced) e
+       UNION SELECT e->'object'->>'id' FROM agent_run_frames a,
+              jsonb_array_elements(CASE WHEN jsonb_typeof(a.replaced) = 'array' THEN a.replaced ELSE '[]' END) e
          WHERE a.frame_id = ANY($2::uuid[]) AND e->'object'->>'id' IS NOT NULL
        UNION SELECT unnest(a.created)::text FROM agent_run_frames a WHERE a.frame_id = ANY($2::uuid[])
        UNION SELECT r.object_id::text FROM reviews r
@@ -159,6 +160,12 @@ async function collectSubjects(deps: ActivityDeps, sessionId: string): Promise<E
     select: { maskUri: true },
   });
   const uploads = await db.upload.findMany({ where: { id: { in: uploadIds } }, select: { objectKey: true } });
+  // The redacted copies a PII run kept for its revert (docs/pii-recheck.md), under the run's folder.
+  const kept = await q<{ key: string }>(
+    `SELECT a.replaced->>'kept_key' AS key FROM agent_run_frames a
+      WHERE a.frame_id = ANY($1::uuid[]) AND jsonb_typeof(a.replaced) = 'object' AND a.replaced->>'kept_key' IS NOT NULL`,
+    frameIds,
+  );
   const keys = [
     ...frames.map((f) => storedKey(f.uri, storage.bucket('frames'))),
     ...frames.flatMap((f) => (f.redactedUri ? [storedKey(f.redactedUri, storage.bucket('redacted'))] : [])),
@@ -181,6 +188,8 @@ async function collectSubjects(deps: ActivityDeps, sessionId: string): Promise<E
     uploadIds,
     keys,
     prefixes: [
+      // Each kept copy by its exact key: its folder under the run may hold other sessions' copies.
+      ...kept.map((k) => ({ bucket: storage.bucket('redacted'), prefix: k.key })),
       ...commits.map((c) => ({ bucket: storage.bucket('exports'), prefix: c.prefix })),
       ...lake.map((t) => ({ bucket: storage.bucket('lake'), prefix: t.key })),
     ],
