@@ -217,7 +217,6 @@ export async function estimateCorpusHours(deps: CostDeps, sessionIds: readonly s
   };
 }
 
-/** Gates a training job (epochs × time per epoch at the local GPU price) and records its estimate. */
 /** Gates training hours (epochs × the time per epoch of the trainer) for a job or a sweep, and records the estimate. */
 async function gateTrainingHours(
   deps: CostDeps,
@@ -377,19 +376,6 @@ export const gateTrainingSweep = (
     createdBy: sweep.createdBy,
     detail: { points: epochs.length },
   });
-
-/**
- * A start's gate, run after its record is written (the estimate names it): when the gate refuses,
- * `forget` removes the record before the refusal is thrown, so a refused start leaves no trace.
- */
-export async function gateOrForget<T>(gate: () => Promise<T>, forget: () => Promise<unknown>): Promise<T> {
-  try {
-    return await gate();
-  } catch (err) {
-    await forget();
-    throw err;
-  }
-}
 
 /** The price of a training job's hours: its cloud session's for the cloud, the local GPU slot's otherwise. */
 export async function trainingHourlyUsd(deps: CostDeps, job: TrainingJob): Promise<number> {

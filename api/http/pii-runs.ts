@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { agentRunOut } from '../../activities/agent-runs/runs';
 import { recordAudit } from '../../activities/audit';
 import { assertWorkMayStart } from '../../activities/govern/start-guard';
-import { forgetSpend, gateCorpusRun, gateOrForget } from '../../activities/govern/spend';
+import { forgetSpend, gateCorpusRun } from '../../activities/govern/spend';
 import { PII_RECHECK_KIND, type PII_BACKFILL_KIND } from '../../activities/pii-recheck/recheck';
 import { queuePiiRun, type PiiRunParams } from '../../activities/pii-recheck/runs';
 import { emptyPiiTally } from '../../core/pii-recheck/tally';
@@ -55,13 +55,9 @@ export async function startPiiRun(
     scope: 'corpus',
   };
   const run = await queuePiiRun(db, kind, params, actor.userId, workflowId);
-  // The re-check holds the GPU slot and is priced like any corpus run; the backfill is CPU work.
-  if (recheck)
-    await gateOrForget(
-      () => gateCorpusRun(deps, run, params.session_ids),
-      () => db.agentRun.delete({ where: { id: run.id } }),
-    );
   const started = await startWorkflowFor(deps, res, {
+    // The re-check holds the GPU slot and is priced like any corpus run; the backfill is CPU work.
+    ...(recheck ? { check: () => gateCorpusRun(deps, run, params.session_ids) } : {}),
     workflow: piiRunWorkflow,
     workflowId,
     args: [

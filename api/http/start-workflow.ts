@@ -59,16 +59,21 @@ export async function startWorkflow<W extends Workflow>(
 }
 
 /**
- * Starts a workflow for the record written just before it (a run, a job), as startWorkflow does;
- * when the start fails — already running, Temporal down — `forget` removes the record, so a refused
- * start leaves no trace.
+ * Starts a workflow for the record written just before it (a run, a job), as startWorkflow does,
+ * after `check` (what may refuse a start once its record exists: the cost gate names the record);
+ * when the check refuses or the start fails — already running, Temporal down — `forget` removes the
+ * record, so a refused start leaves no trace.
  */
 export async function startWorkflowFor<W extends Workflow>(
   deps: AppDeps,
   res: Response,
-  opts: Parameters<typeof startWorkflow<W>>[2] & { forget: () => Promise<unknown> },
+  opts: Parameters<typeof startWorkflow<W>>[2] & {
+    check?: () => Promise<unknown>;
+    forget: () => Promise<unknown>;
+  },
 ): Promise<{ workflow_id: string; run_id: string; status_url: string }> {
   try {
+    await opts.check?.();
     return await startWorkflow(deps, res, opts);
   } catch (err) {
     await opts.forget();

@@ -11,7 +11,7 @@ import { autoLabelWorkflow, type AutolabelWorkflowInput } from '../../../workflo
 import { REDETECT_CORPUS_WORKFLOW_ID, redetectCorpusWorkflow } from '../../../workflows/redetect-corpus';
 import type { AppDeps } from '../../deps';
 import { startWorkflow } from '../../http/start-workflow';
-import { forgetSpend, gateCorpusRun, gateOrForget } from '../../../activities/govern/spend';
+import { forgetSpend, gateCorpusRun } from '../../../activities/govern/spend';
 import { COMPUTE_TARGETS } from './validators';
 
 export function checkComputeTarget(target: string): void {
@@ -123,11 +123,8 @@ export async function startRedetectCorpus(
       },
     },
   });
-  await gateOrForget(
-    () => gateCorpusRun(deps, run, listed),
-    () => deps.db.agentRun.delete({ where: { id: run.id } }),
-  );
   try {
+    await gateCorpusRun(deps, run, listed);
     const started = await startWorkflow(deps, res, {
       workflow: redetectCorpusWorkflow,
       workflowId: REDETECT_CORPUS_WORKFLOW_ID,

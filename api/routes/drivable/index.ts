@@ -11,7 +11,7 @@ import {
   segmentFrameNow,
 } from '../../../activities/drivable/store';
 import { drivableBackfillWorkflow } from '../../../workflows/drivable-backfill';
-import { forgetSpend, gateCorpusRun, gateOrForget } from '../../../activities/govern/spend';
+import { forgetSpend, gateCorpusRun } from '../../../activities/govern/spend';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
 import { RouteGroup, uuidParams } from '../../http/route-group';
@@ -99,12 +99,9 @@ export function createDrivableRoutes(deps: AppDeps): RouteGroup {
         const actor = actorOf(principal, req);
         const { run, skipped } = await queueDrivableBackfill(db, body, actor.userId);
         const sessionIds = (run.params as { session_ids: string[] }).session_ids;
-        await gateOrForget(
-          () => gateCorpusRun(deps, run, sessionIds),
-          () => db.agentRun.delete({ where: { id: run.id } }),
-        );
         let started: Awaited<ReturnType<typeof startWorkflow>>;
         try {
+          await gateCorpusRun(deps, run, sessionIds);
           started = await startWorkflow(deps, res, {
             workflow: drivableBackfillWorkflow,
             workflowId: DRIVABLE_BACKFILL_WORKFLOW_ID,
