@@ -26,6 +26,7 @@ import { createErasureActivities } from './govern/erasure';
 import { createRetentionActivities } from './govern/retention';
 import { createPiiRecheckCpuActivities, createPiiRecheckGpuActivities } from './pii-recheck';
 import { createTrackActivities } from './tracks/retrack';
+import { createRelabelCpuActivities, createRelabelGpuActivities } from './relabel';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -56,6 +57,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createRetentionActivities(deps),
     ...createPiiRecheckCpuActivities(deps),
     ...createTrackActivities(deps),
+    ...createRelabelCpuActivities(deps),
   };
 }
 
@@ -68,6 +70,7 @@ export function createGpuActivities(deps: ActivityDeps) {
     ...createTrainingGpuActivities(deps),
     ...createDrivableActivities(deps),
     ...createPiiRecheckGpuActivities(deps),
+    ...createRelabelGpuActivities(deps),
   };
 }
 

@@ -50,6 +50,7 @@ import { createBillingRoutes } from './routes/billing';
 import { createGovernRedactionRoutes } from './routes/govern/redaction';
 import { createTrackRoutes } from './routes/tracks';
 import { createHardeningRoutes } from './routes/hardening';
+import { createRelabelRoutes } from './routes/relabel';
 import { createAgentRunRoutes } from './routes/agent';
 import { createAgentReanalyzeRoutes } from './routes/agent/reanalyze';
 import { createCurationRoutes } from './routes/curation';
@@ -133,6 +134,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createHardeningRoutes(deps, () => groups.map((g) => g.name)),
     createAgentRunRoutes(deps),
     createAgentReanalyzeRoutes(deps),
+    createRelabelRoutes(deps),
     createCurationRoutes(deps),
     createExportRoutes(deps),
     createDatasetExportRoutes(deps),

@@ -349,6 +349,17 @@ export const ConfigSchema = z.object({
         .default(24),
     })
     .prefault({}),
+  /** Corpus relabels: the closed-set detector reclassifying machine-made boxes (docs/relabel.md). */
+  relabel: z
+    .object({
+      /** The best class must score at least this to move an object (RelabelRule.minScore). */
+      minScore: num.min(0).max(1).default(0.6),
+      /** ...and beat the object's own class by this much when the detector sees both on the box. */
+      minMargin: num.min(0).max(1).default(0.1),
+      /** Frames per page of a corpus relabel (each page one activity on the GPU slot; the workflow continues as new). */
+      pageFrames: int.min(1).max(1000).default(25),
+    })
+    .prefault({}),
   /** Text reading with PaddleOCR's PP-OCRv4 models (docs/ocr-signs.md). */
   ocr: z
     .object({

@@ -29,3 +29,4 @@ export * from './erase-session';
 export * from './pii-recheck';
 export * from './retention-sweep';
 export * from './retrack';
+export * from './relabel';

@@ -83,10 +83,14 @@ async function revertFrame(tx: Prisma.TransactionClient, f: UndoFrame, machine: 
     SELECT (jsonb_populate_record(NULL::control_samples, c)).*
     FROM jsonb_array_elements(${replaced}::jsonb) AS x(v), jsonb_array_elements(x.v->'controls') AS c
     ON CONFLICT DO NOTHING`;
+  // A run that changed objects in place (a relabel) removes rows whose masks the restored rows name.
+  const restoredMasks = new Set(
+    (f.replaced as Array<{ object?: { mask_uri?: string | null } }>).map((r) => r.object?.mask_uri ?? null),
+  );
   return {
     superseded: false,
     restored,
-    removed: remove.map((o) => o.maskUri),
+    removed: remove.map((o) => (o.maskUri && restoredMasks.has(o.maskUri) ? null : o.maskUri)),
     kept: mine.length - remove.length,
   };
 }

@@ -1,3 +1,4 @@
+import { RefusedError } from '../../core/errors';
 import type { AgentRun, Prisma } from '../../generated/prisma/client';
 import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
@@ -95,7 +96,27 @@ export function agentRunOut(
   };
 }
 
-/** Bookkeeping every kind of run shares; on the `cpu` queue so it works while the GPU slot is busy. */
+/**
+ * Records a run (running) of `kind` with what it was asked; the sessions it names must exist, so
+ * a typo is a 422 before anything runs.
+ */
+export async function queueAgentRun<P extends { session_ids: string[] | null }>(
+  db: Db,
+  kind: string,
+  params: P,
+  actorId: string | null,
+  workflowId: string | null,
+) {
+  if (params.session_ids) {
+    const found = await db.session.count({ where: { id: { in: params.session_ids } } });
+    if (found !== new Set(params.session_ids).size)
+      throw new RefusedError(`some listed sessions do not exist: ${params.session_ids.join(', ')}`);
+  }
+  return db.agentRun.create({
+    data: { kind, params: params as unknown as Prisma.InputJsonValue, createdBy: actorId, workflowId },
+  });
+}
+
 /** Ends a run with its summary: status, audit, and `agent.run.completed|failed` on the jobs stream. */
 export async function settleAgentRun(
   deps: Pick<ActivityDeps, 'db' | 'events'>,

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { RefusedError, UnavailableError } from '../../core/errors';
+import { UnavailableError } from '../../core/errors';
 import { COVERAGE_L1 } from '../../core/export/gate-report';
 import type { Prisma } from '../../generated/prisma/client';
 import { settleAgentRun, type RevertTally } from '../agent-runs/runs';
@@ -28,24 +28,6 @@ export interface PiiRunSummary {
   frames_failed: number;
   failures: PiiRunTally['failures'];
   reverted: RevertTally | null;
-}
-
-/** Records a PII run (running) for the listed sessions or the corpus; listed sessions must exist. */
-export async function queuePiiRun(
-  db: Db,
-  kind: string,
-  params: PiiRunParams,
-  actorId: string | null,
-  workflowId: string | null,
-) {
-  if (params.session_ids) {
-    const found = await db.session.count({ where: { id: { in: params.session_ids } } });
-    if (found !== new Set(params.session_ids).size)
-      throw new RefusedError(`some listed sessions do not exist: ${params.session_ids.join(', ')}`);
-  }
-  return db.agentRun.create({
-    data: { kind, params: params as unknown as Prisma.InputJsonValue, createdBy: actorId, workflowId },
-  });
 }
 
 export async function summarisePiiRun(db: Db, runId: string, tally: PiiRunTally): Promise<PiiRunSummary> {

@@ -1,11 +1,10 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { agentRunOut } from '../../activities/agent-runs/runs';
-import { recordAudit } from '../../activities/audit';
+import { queueAgentRun } from '../../activities/agent-runs/runs';
 import { assertWorkMayStart } from '../../activities/govern/start-guard';
 import { forgetSpend, gateCorpusRun } from '../../activities/govern/spend';
 import { PII_RECHECK_KIND, type PII_BACKFILL_KIND } from '../../activities/pii-recheck/recheck';
-import { queuePiiRun, type PiiRunParams } from '../../activities/pii-recheck/runs';
+import type { PiiRunParams } from '../../activities/pii-recheck/runs';
 import { emptyPiiTally } from '../../core/pii-recheck/tally';
 import {
   PII_BACKFILL_WORKFLOW_ID,
@@ -14,6 +13,7 @@ import {
 } from '../../workflows/pii-recheck';
 import type { AppDeps } from '../deps';
 import type { Actor } from '../../activities/annotations/objects';
+import { announceRunStarted } from './agent-runs';
 import { startWorkflowFor } from './start-workflow';
 
 /**
@@ -54,7 +54,7 @@ export async function startPiiRun(
     limit: body.limit ?? null,
     scope: 'corpus',
   };
-  const run = await queuePiiRun(db, kind, params, actor.userId, workflowId);
+  const run = await queueAgentRun(db, kind, params, actor.userId, workflowId);
   const started = await startWorkflowFor(deps, res, {
     // The re-check holds the GPU slot and is priced like any corpus run; the backfill is CPU work.
     ...(recheck ? { check: () => gateCorpusRun(deps, run, params.session_ids) } : {}),
@@ -79,15 +79,5 @@ export async function startPiiRun(
       await db.agentRun.delete({ where: { id: run.id } });
     },
   });
-  await recordAudit(db, {
-    actorId: actor.userId,
-    action: 'agent_run.started',
-    subjectType: 'agent_run',
-    subjectId: run.id,
-    detail: { kind, params: { ...params } },
-    requestId: actor.requestId,
-  });
-  await deps.events.publish('jobs', 'agent.run.started', agentRunOut(run));
-  const { run_id: workflowRunId, ...workflow } = started;
-  return { ...agentRunOut(run), ...workflow, workflow_run_id: workflowRunId, events_url: '/api/events/jobs' };
+  return announceRunStarted(deps, run, started, actor, { params: { ...params } });
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { settleAgentRun } from '../../../activities/agent-runs/runs';
+import { queueAgentRun, settleAgentRun } from '../../../activities/agent-runs/runs';
 import { recordAudit } from '../../../activities/audit';
 import { CLEANUP_SWEEP_KIND } from '../../../activities/pii-recheck/cleanup';
 import {
@@ -8,7 +8,7 @@ import {
   PII_BACKFILL_KIND,
   PII_RECHECK_KIND,
 } from '../../../activities/pii-recheck/recheck';
-import { queuePiiRun, summarisePiiRun } from '../../../activities/pii-recheck/runs';
+import { summarisePiiRun } from '../../../activities/pii-recheck/runs';
 import { assertWorkMayStart } from '../../../activities/govern/start-guard';
 import { NotFoundError } from '../../../core/errors';
 import { emptyPiiTally } from '../../../core/pii-recheck/tally';
@@ -74,7 +74,7 @@ export function createAgentReanalyzeRoutes(deps: AppDeps): RouteGroup {
         const actor = actorOf(principal, req);
         const frame = await db.frame.findUnique({ where: { id: params.frame_id }, select: { id: true } });
         if (!frame) throw new NotFoundError(`no frame ${params.frame_id}`);
-        const run = await queuePiiRun(
+        const run = await queueAgentRun(
           db,
           PII_RECHECK_KIND,
           { session_ids: null, limit: 1, scope: 'frame', frame_id: frame.id },
@@ -134,7 +134,7 @@ export function createAgentReanalyzeRoutes(deps: AppDeps): RouteGroup {
           },
         });
         const piiRun = body.do_pii
-          ? await queuePiiRun(
+          ? await queueAgentRun(
               db,
               PII_BACKFILL_KIND,
               { session_ids: null, limit: body.pii_limit, scope: 'corpus' },
