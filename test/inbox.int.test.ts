@@ -411,6 +411,44 @@ describe('PII access', () => {
     );
     expect(reversed.status).toBe(422);
   });
+
+  it('records a prediction crop cut from original pixels, with who and when; one cut from a redacted copy is not recorded', async () => {
+    const { db } = stack.api.deps;
+    const car = await db.ontologyClass.findFirstOrThrow({ where: { name: 'car' } });
+    // Predictions as an imported run leaves them (importing itself is test/quality-gold's).
+    const run = await db.inferenceRun.create({
+      data: { modelVersion: 'pii-crop-run', origin: 'import', status: 'completed' },
+    });
+    const predicted = (frameId: string) =>
+      db.prediction.create({
+        data: { runId: run.id, frameId, classId: car.id, conf: 0.8, bbox: [4, 4, 30, 40] },
+      });
+    const onRedacted = await predicted(frameIds[0]!);
+    const onOriginal = await predicted(unredacted.frameId);
+    const crop = (predictionId: string) =>
+      fetch(`${stack.api.url}/api/predictions/${predictionId}/crop`, {
+        headers: { authorization: `Bearer ${stack.annotator}` },
+      });
+    const before = Date.now();
+    expect((await crop(onRedacted.id)).status).toBe(200);
+    const served = await crop(onOriginal.id);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toMatch(/^image\/jpeg/);
+    const after = Date.now();
+
+    // The annotator's views, newest first: this crop on top of the two frame-route views above.
+    const views = await call('GET', `/api/govern/pii-access?user_id=${ids.annotator}`, stack.admin);
+    expect(views.body.items.map((i: any) => [i.route, i.frame_id, i.session_id])).toEqual([
+      ['GET /api/predictions/{prediction_id}/crop', unredacted.frameId, unredacted.sessionId],
+      ['POST /api/objects/crops', unredacted.frameId, unredacted.sessionId],
+      ['GET /api/objects/{object_id}/crop', unredacted.frameId, unredacted.sessionId],
+    ]);
+    const when = Date.parse(views.body.items[0].created_at);
+    expect(when).toBeGreaterThanOrEqual(before);
+    expect(when).toBeLessThanOrEqual(after);
+    expect(views.body.items[0].ip).toMatch(/127\.0\.0\.1/);
+    expect(await db.piiAccess.count({ where: { frameId: frameIds[0]!, userId: ids.annotator } })).toBe(0);
+  });
 });
 
 describe('the activity feed', () => {

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -9,13 +10,19 @@ import { useApiForFile } from '../testkit/api';
 import { writeMcap, writeRos1Bag, type BagMessage } from '../testkit/media/bag';
 import { makeZip } from '../testkit/media/zip';
 import { localStackEnv } from '../testkit/stack';
+import { capturedLogger, expectSecretsKept } from './helpers/identity';
 
 /**
  * Sources against a real S3 store: a second bucket on the stack's MinIO, made and filled by this
  * file, registered and previewed through the API (docs/integrations.md).
  */
-const ctx = useApiForFile();
+const logs = capturedLogger();
+const ctx = useApiForFile({}, logs.logger);
 const stack = localStackEnv();
+/** A secret key the store refuses: a secret all the same, which must not be logged either. */
+const wrongSecret = `wrong-secret-${randomBytes(12).toString('hex')}`;
+/** Every response body read, searched for the secret keys at the end. */
+const responses: string[] = [];
 const endpoint = `http://${stack.APP_STORAGE__ENDPOINT}:${stack.APP_STORAGE__PORT}`;
 const run = `${process.pid}-${Date.now()}`;
 const bucket = `src-${run}`;
@@ -31,8 +38,11 @@ const s3 = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 });
 
-const call = (method: string, url: string, token?: string, body?: unknown) =>
-  ctx.api.call(method, url, { token, body });
+const call = async (method: string, url: string, token?: string, body?: unknown) => {
+  const res = await ctx.api.call(method, url, { token, body });
+  responses.push(JSON.stringify(res.body));
+  return res;
+};
 
 /** One message on a text topic: a real bag (ROS 1 or MCAP), which the ingest would take as kind `bag`. */
 const chatter: BagMessage[] = [
@@ -164,7 +174,7 @@ describe('an S3 source', () => {
     });
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ access_key_id: `nobody-${run}` }, /could not be listed: InvalidAccessKeyId/],
-      [{ secret_access_key: 'not-the-secret' }, /could not be listed: SignatureDoesNotMatch/],
+      [{ secret_access_key: wrongSecret }, /could not be listed: SignatureDoesNotMatch/],
       [{ bucket: `absent-${run}` }, /could not be listed: NoSuchBucket/],
       [{ endpoint: `http://127.0.0.1:${closed}` }, /could not be listed: .*ECONNREFUSED/],
     ];
@@ -246,5 +256,16 @@ describe('other kinds', () => {
       'body.bucket',
       'body.endpoint',
     ]);
+  });
+});
+
+describe('after all of the above', () => {
+  it('kept every secret key, accepted or refused, out of the API log and out of every response', () => {
+    // Registered, previewed, refused and deleted: the log has those requests, never the keys.
+    expect(logs.text()).toMatch(/"url":"\/api\/integrations\/sources\/[0-9a-f-]{36}\/preview"/);
+    expectSecretsKept(logs.text(), responses, {
+      never: [stack.APP_STORAGE__SECRET_KEY!, wrongSecret],
+      shownOnce: [],
+    });
   });
 });

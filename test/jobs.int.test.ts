@@ -3,6 +3,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import pg from 'pg';
+import { createExportableSession, startSessionExport } from '../testkit/exports';
 import { objectKeys, startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession, vehicleFrames } from '../testkit/media/vehicles';
 import { makeDriveVideo } from '../testkit/media/video';
@@ -55,6 +56,17 @@ async function untilWaitingOnLock(): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('no session came to wait on the lock');
+}
+
+/** Waits until the job's workflow has asked its running activity to cancel. */
+async function untilCancelRequested(workflowId: string): Promise<void> {
+  const handle = stack.env.client.workflow.getHandle(workflowId);
+  for (let i = 0; i < 2400; i++) {
+    const events = (await handle.fetchHistory()).events ?? [];
+    if (events.some((e) => e.activityTaskCancelRequestedEventAttributes)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${workflowId} never asked its activity to cancel`);
 }
 
 async function cancelledEvents(jobId: string) {
@@ -121,12 +133,7 @@ describe('cancelling', () => {
         cancel_requested: true,
         cancel_workflow_id: `job-cancel-ingest-${ingestJobId}`,
       });
-      const ingest = stack.env.client.workflow.getHandle(workflowId);
-      for (let i = 0; i < 2400; i++) {
-        const events = (await ingest.fetchHistory()).events ?? [];
-        if (events.some((e) => e.activityTaskCancelRequestedEventAttributes)) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await untilCancelRequested(workflowId);
       // A second cancel while the first is under way.
       expect((await call('POST', `/api/jobs/ingest/${ingestJobId}/cancel`, stack.reviewer)).status).toBe(409);
       await blocker.query('ROLLBACK');
@@ -202,6 +209,74 @@ describe('cancelling', () => {
     ).resolves.toBeUndefined();
   });
 
+  it('cancels an export inside its page-writing step: the step ends, no commit is made, and it reads cancelled with the pages it wrote', async () => {
+    const { sessionId } = await createExportableSession(stack.api.deps, 2);
+    // The advisory privacy gate reads pii_audits page by page while the pages are written, and
+    // nothing before that step does: with the table locked, the export waits inside it.
+    const blocker = new pg.Client({ connectionString: stack.db.url });
+    await blocker.connect();
+    let started: { job_id: string; workflow_id: string };
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE pii_audits IN ACCESS EXCLUSIVE MODE');
+      started = await startSessionExport(stack.api, stack.reviewer, sessionId, 'cancelled-export');
+      await untilWaitingOnLock();
+      const res = await call('POST', `/api/jobs/export/${started.job_id}/cancel`, stack.reviewer);
+      expect(res.status).toBe(202);
+      expect(res.headers.get('location')).toBe(`/api/exports/${started.job_id}/progress`);
+      expect(res.body).toMatchObject({ kind: 'export', job_id: started.job_id, raw_state: 'running' });
+      await untilCancelRequested(started.workflow_id);
+      await blocker.query('ROLLBACK');
+    } finally {
+      await blocker.end();
+    }
+    const jobId = started.job_id;
+
+    const outcome = await stack.env.client.workflow.getHandle(`job-cancel-export-${jobId}`).result();
+    expect(outcome).toEqual({
+      kind: 'export',
+      job_id: jobId,
+      state: 'cancelled',
+      raw_state: 'cancelled',
+      cancelled: true,
+      workflow_closed_as: 'CANCELLED',
+    });
+    // The writing step ran to its end (it does not listen for the cancel); the commit never started.
+    const history = await stack.env.client.workflow.getHandle(started.workflow_id).fetchHistory();
+    expect(scheduledActivities(history)).toEqual(['beginExport', 'writeExportPages', 'failExport']);
+    const job = await db.exportJob.findUniqueOrThrow({ where: { id: jobId } });
+    expect(job).toMatchObject({
+      state: 'cancelled',
+      error: 'cancelled',
+      commitId: null,
+      progress: expect.objectContaining({ total_frames: 2, frames_done: 2 }),
+    });
+    expect(job.finishedAt).not.toBeNull();
+    expect(await db.datasetCommit.count({ where: { jobId } })).toBe(0);
+    // The failure report's job.failed comes first (a known limit, docs/jobs.md), then one job.cancelled.
+    const ends = await db.platformEvent.findMany({ where: { subjectId: jobId }, orderBy: { seq: 'asc' } });
+    expect(ends.map((e) => e.kind)).toEqual(['job.failed', 'job.cancelled']);
+    expect(ends[1]!.payload).toEqual({
+      job_kind: 'export',
+      job_id: jobId,
+      started_by: reviewerId,
+      by: reviewerId,
+    });
+    const listed = await call('GET', '/api/jobs?kind=export&state=cancelled', stack.reviewer);
+    expect(listed.body.items).toEqual([
+      expect.objectContaining({
+        kind: 'export',
+        job_id: jobId,
+        state: 'cancelled',
+        raw_state: 'cancelled',
+        // Every frame written, but never completed: the figure it reached, kept below 1.
+        progress: 0.99,
+        workflow_id: started.workflow_id,
+        link: `/api/exports/${jobId}/progress`,
+      }),
+    ]);
+  });
+
   it('cancels an auto-label waiting for the GPU slot: nothing was labelled, and the slot was never taken', async () => {
     const sessionId = (await createVehicleSession(stack.api.deps, await vehicleFrames(2, { width: 640 })))
       .session.id;
@@ -267,6 +342,7 @@ describe('cancelling', () => {
 
 describe('the list', () => {
   let completedIngest: string;
+  let completedExport: string;
 
   beforeAll(async () => {
     const folder = path.join(stack.dir, 'frames');
@@ -280,6 +356,10 @@ describe('the list', () => {
     expect(res.status).toBe(202);
     await stack.env.client.workflow.getHandle(res.body.workflow_id as string).result();
     completedIngest = res.body.job_id as string;
+    const { sessionId } = await createExportableSession(stack.api.deps, 1);
+    const exported = await startSessionExport(stack.api, stack.reviewer, sessionId, 'listed-export');
+    await stack.env.client.workflow.getHandle(exported.workflow_id).result();
+    completedExport = exported.job_id;
   });
 
   it('shows jobs of several kinds with their states, newest first', async () => {
@@ -291,7 +371,9 @@ describe('the list', () => {
       created_at: string;
       job_id: string;
     }>;
-    expect(new Set(items.map((i) => i.kind))).toEqual(new Set(['ingest', 'autolabel', 'training', 'corpus']));
+    expect(new Set(items.map((i) => i.kind))).toEqual(
+      new Set(['ingest', 'autolabel', 'export', 'training', 'corpus']),
+    );
     const times = items.map((i) => i.created_at);
     expect([...times].sort().reverse()).toEqual(times);
     expect(items.find((i) => i.job_id === completedIngest)).toMatchObject({
@@ -299,6 +381,13 @@ describe('the list', () => {
       state: 'completed',
       raw_state: 'completed',
       progress: 1,
+    });
+    expect(items.find((i) => i.job_id === completedExport)).toMatchObject({
+      kind: 'export',
+      state: 'completed',
+      raw_state: 'succeeded',
+      progress: 1,
+      link: `/api/exports/${completedExport}/progress`,
     });
     expect(items.find((i) => i.kind === 'corpus' && i.state === 'running')).toMatchObject({
       raw_state: 'reverting',
@@ -308,14 +397,19 @@ describe('the list', () => {
         .filter((i) => i.state === 'cancelled')
         .map((i) => i.kind)
         .sort(),
-    ).toEqual(['autolabel', 'corpus', 'ingest', 'training']);
+    ).toEqual(['autolabel', 'corpus', 'export', 'ingest', 'training']);
     const done = await call('GET', '/api/jobs?state=completed', stack.admin);
-    expect(done.body.items.map((i: { job_id: string }) => i.job_id)).toEqual([completedIngest]);
+    expect(done.body.items.map((i: { job_id: string }) => i.job_id)).toEqual([
+      completedExport,
+      completedIngest,
+    ]);
 
     // An annotator does not see the kinds whose own routes need a reviewer.
+    const forReviewers = ['corpus', 'export'];
     const asAnnotator = await call('GET', '/api/jobs?limit=200', stack.annotator);
-    expect(asAnnotator.body.items.map((i: { kind: string }) => i.kind)).not.toContain('corpus');
-    expect(asAnnotator.body.items).toHaveLength(items.length - 2);
+    expect(asAnnotator.body.items.map((i: { kind: string }) => i.kind)).toEqual(
+      items.filter((i) => !forReviewers.includes(i.kind)).map((i) => i.kind),
+    );
   });
 
   it('pages through the tables with a cursor: every job once, in the same order', async () => {
@@ -338,9 +432,12 @@ describe('the list', () => {
     expect(seen).toEqual(all.map((i) => i.job_id));
   });
 
-  it('answers 409 to a cancel of a completed job', async () => {
+  it('answers 409 to a cancel of a completed job, naming its own state', async () => {
     const res = await call('POST', `/api/jobs/ingest/${completedIngest}/cancel`, stack.reviewer);
     expect(res.status).toBe(409);
     expect(res.body.detail).toMatch(/has already finished \(completed\)/);
+    const exported = await call('POST', `/api/jobs/export/${completedExport}/cancel`, stack.reviewer);
+    expect(exported.status).toBe(409);
+    expect(exported.body.detail).toMatch(/has already finished \(succeeded\)/);
   });
 });

@@ -1,9 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { createTokenIssuer } from '../api/auth/tokens';
-import { createDb } from '../activities/db';
+import { createUserWithToken } from '../testkit/api';
+import { databaseAccess, startApiProcess, type ApiProcess } from '../testkit/api-process';
 import { createTestDatabase, type TestDatabase } from '../testkit/database';
-import { REPO_ROOT, localStackEnv, testConfig } from '../testkit/stack';
 
 /**
  * Two API processes share one budget through PostgreSQL (spec Authentication 8): with a login
@@ -11,52 +8,22 @@ import { REPO_ROOT, localStackEnv, testConfig } from '../testkit/stack';
  * authenticated request with an API budget of 5.
  */
 
-let db: TestDatabase;
-const apis: Array<{ proc: ChildProcess; url: string }> = [];
+const BUDGETS = {
+  APP_RATE_LIMIT__LOGIN_MAX: '4',
+  APP_RATE_LIMIT__LOGIN_WINDOW_SECONDS: '600',
+  APP_RATE_LIMIT__API_MAX: '5',
+  APP_RATE_LIMIT__API_WINDOW_SECONDS: '600',
+};
 
-async function startApiProcess(port: number): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(
-    process.execPath,
-    [path.join(REPO_ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(REPO_ROOT, 'api/server.ts')],
-    {
-      env: {
-        ...process.env,
-        ...localStackEnv(),
-        DATABASE_URL: db.url,
-        APP_ENV: 'test',
-        APP_HTTP__PORT: String(port),
-        APP_LOG__LEVEL: 'warn',
-        APP_RATE_LIMIT__LOGIN_MAX: '4',
-        APP_RATE_LIMIT__LOGIN_WINDOW_SECONDS: '600',
-        APP_RATE_LIMIT__API_MAX: '5',
-        APP_RATE_LIMIT__API_WINDOW_SECONDS: '600',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 160; i++) {
-    if (
-      await fetch(`${url}/api/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return { proc, url };
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`API on port ${port} did not start`);
-}
+let db: TestDatabase;
+let apis: ApiProcess[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  apis.push(await startApiProcess(18181), await startApiProcess(18182));
-}, 90_000);
+  apis = await Promise.all([startApiProcess(db.url, BUDGETS), startApiProcess(db.url, BUDGETS)]);
+}, 120_000);
 afterAll(async () => {
-  for (const { proc } of apis) proc.kill('SIGTERM');
-  await Promise.all(
-    apis.map(({ proc }) => new Promise((r) => (proc.exitCode === null ? proc.once('exit', r) : r(null)))),
-  );
+  await Promise.all(apis.map((api) => api.stop()));
   await db?.drop();
 });
 
@@ -80,18 +47,8 @@ it('spends one login budget across both processes', async () => {
 });
 
 it('spends one API budget per user across both processes', async () => {
-  const db2 = createDb(db.url);
-  const user = await db2.user.create({
-    data: { email: 'busy@example.org', name: 'Busy', role: 'annotator' },
-  });
-  await db2.$disconnect();
-  // Both processes run with the default test signing key, so a token minted here is valid in each.
-  const auth = testConfig().auth;
-  const { token } = await createTokenIssuer({
-    secret: auth.tokenSecret,
-    issuer: auth.issuer,
-    ttlHours: 1,
-  }).issue(user.id, user.tokenVersion);
+  const access = databaseAccess(db.url);
+  const { token } = await createUserWithToken(access, 'annotator').finally(() => access.close());
   const me = (url: string) => fetch(`${url}/api/users/me`, { headers: { authorization: `Bearer ${token}` } });
   const [a, b] = apis;
   const statuses = [];
@@ -100,8 +57,6 @@ it('spends one API budget per user across both processes', async () => {
 });
 
 it('shuts down cleanly on SIGTERM', async () => {
-  const extra = await startApiProcess(18183);
-  extra.proc.kill('SIGTERM');
-  const code = await new Promise((r) => extra.proc.once('exit', r));
-  expect(code).toBe(0);
+  const extra = await startApiProcess(db.url, BUDGETS);
+  expect(await extra.stop()).toBe(0);
 });

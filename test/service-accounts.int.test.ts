@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { useApiForFile } from '../testkit/api';
+import { capturedLogger, expectSecretsKept } from './helpers/identity';
 
 /**
  * Service accounts (docs/service-accounts.md) against the real API and PostgreSQL: a CI-like client
@@ -7,25 +8,34 @@ import { useApiForFile } from '../testkit/api';
  * from the next request, and no token is ever shown again after the answer that issued it.
  */
 const API_MAX = 100;
-const ctx = useApiForFile({
-  // A window of an hour and a budget no test but the limiter's own reaches.
-  APP_RATE_LIMIT__API_MAX: String(API_MAX),
-  APP_RATE_LIMIT__API_WINDOW_SECONDS: '3600',
-});
+const logs = capturedLogger();
+const ctx = useApiForFile(
+  {
+    // A window of an hour and a budget no test but the limiter's own reaches.
+    APP_RATE_LIMIT__API_MAX: String(API_MAX),
+    APP_RATE_LIMIT__API_WINDOW_SECONDS: '3600',
+  },
+  logs.logger,
+);
+/** Every response body read, and every credential of a service user: searched for at the end. */
+const responses: string[] = [];
+const secrets = { never: [] as string[], shownOnce: [] as string[] };
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
+const call = async (method: string, path: string, token: string, body?: unknown) => {
+  const res = await ctx.api.call(method, path, { token, ...(body === undefined ? {} : { body }) });
+  responses.push(JSON.stringify(res.body));
+  if (typeof res.body?.token === 'string' && res.body.token.startsWith('dls_'))
+    secrets.shownOnce.push(res.body.token);
+  return res;
+};
+
 async function createAccount(name: string, role = 'reviewer', description: string | null = null) {
-  const res = await ctx.api.call('POST', '/api/service-accounts', {
-    token: ctx.token.admin,
-    body: { name, role, description },
-  });
+  const res = await call('POST', '/api/service-accounts', ctx.token.admin, { name, role, description });
   expect(res.status).toBe(201);
   return res.body as { id: string; user_id: string; token: string; token_prefix: string; email: string };
 }
-
-const call = (method: string, path: string, token: string, body?: unknown) =>
-  ctx.api.call(method, path, { token, ...(body === undefined ? {} : { body }) });
 
 /** The account's `service_account.used` rows, once `count` of them are in (they are written after the answer). */
 async function usesOf(accountId: string, count: number) {
@@ -166,6 +176,7 @@ describe('create and use', () => {
   it('refuses a JWT issued for a service user: its only credential is its service token', async () => {
     const bot = await createAccount('jwt-bot', 'admin');
     const jwt = await ctx.api.deps.tokens.issue(bot.user_id, 0);
+    secrets.never.push(jwt.token);
     expect((await call('GET', '/api/users/me', jwt.token)).status).toBe(401);
     expect((await call('POST', `/api/users/${bot.user_id}/token`, ctx.token.admin)).status).toBe(404);
   });
@@ -282,4 +293,13 @@ it('refuses malformed and unknown service tokens without telling them apart', as
     expect(res.status).toBe(401);
     expect(res.body.detail).toBe('token is not valid');
   }
+});
+
+describe('after all of the above', () => {
+  it('kept every service token, created, used, rotated or refused, out of the API log and out of any later response', () => {
+    // Each token was sent as a bearer many times; the log has those requests, never the token.
+    expect(logs.text()).toMatch(/"url":"\/api\/service-accounts\/[0-9a-f-]{36}\/rotate"/);
+    expect(secrets.shownOnce.length).toBeGreaterThan(10);
+    expectSecretsKept(logs.text(), responses, secrets);
+  });
 });

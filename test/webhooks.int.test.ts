@@ -10,9 +10,11 @@ import {
   WEBHOOK_DISPATCHER_ID,
   webhookDeliveryWorkflowId,
 } from '../core/webhooks/delivery';
+import { createExportableSession, startSessionExport } from '../testkit/exports';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
 import { spawnWorkerProcess } from '../testkit/worker-process';
+import { capturedLogger, expectSecretsKept } from './helpers/identity';
 
 /**
  * Webhooks end to end (docs/webhooks.md): real events from the outbox, delivered by the dispatcher
@@ -33,7 +35,12 @@ const DISPATCHER_HISTORY = path.join(__dirname, 'histories/webhook-dispatcher.js
 let stack: IngestStack;
 let worker: ReturnType<typeof spawnWorkerProcess>;
 let adminId: string;
+let reviewerId: string;
 const receivers: Receiver[] = [];
+/** The API's log, every response body read, and each signing secret: searched at the end. */
+const logs = capturedLogger();
+const responses: string[] = [];
+const signingSecrets: string[] = [];
 
 interface Received {
   id: string;
@@ -116,13 +123,17 @@ async function receiver(): Promise<Receiver> {
   return r;
 }
 
-const call = (method: string, url: string, token: string | undefined, body?: unknown) =>
-  stack.api.call(method, url, { token, body });
+const call = async (method: string, url: string, token: string | undefined, body?: unknown) => {
+  const res = await stack.api.call(method, url, { token, body });
+  responses.push(JSON.stringify(res.body));
+  return res;
+};
 
 async function register(r: Receiver, kinds: string[]) {
   const res = await call('POST', '/api/integrations/webhooks', stack.admin, { url: r.url, kinds });
   if (res.status !== 201) throw new Error(`webhook: ${res.status} ${JSON.stringify(res.body)}`);
   r.secret = res.body.secret as string;
+  signingSecrets.push(r.secret);
   return res.body as { id: string; secret: string };
 }
 
@@ -166,8 +177,9 @@ function jobEnded(kind: 'job.completed' | 'job.failed') {
 }
 
 beforeAll(async () => {
-  stack = await startIngestStack({ worker: false, env: SETTINGS });
+  stack = await startIngestStack({ worker: false, env: SETTINGS, logger: logs.logger });
   adminId = (await call('GET', '/api/users/me', stack.admin)).body.id as string;
+  reviewerId = (await call('GET', '/api/users/me', stack.reviewer)).body.id as string;
   // The worker as `./platform start` runs it: the process that starts the dispatcher.
   worker = spawnWorkerProcess('workers-cpu/main.ts', {
     DATABASE_URL: stack.db.url,
@@ -512,6 +524,46 @@ describe('delivery', () => {
     expect(await deliveryOf(hook.id, later.id)).toBeNull();
   });
 
+  it('delivers the signed job.completed of a real export when the job ends', async () => {
+    const r = await receiver();
+    const hook = await register(r, ['job.completed']);
+    const { sessionId } = await createExportableSession(stack.api.deps, 1);
+    const started = await startSessionExport(stack.api, stack.reviewer, sessionId, 'webhooked');
+    // The worker process runs the export; its last step commits it and emits the job's end.
+    await stack.env.client.workflow.getHandle(started.workflow_id).result();
+    const job = await stack.api.deps.db.exportJob.findUniqueOrThrow({ where: { id: started.job_id } });
+    expect(job).toMatchObject({ state: 'succeeded', commitId: expect.any(String) });
+    const event = await stack.api.deps.db.platformEvent.findFirstOrThrow({
+      where: { kind: 'job.completed', subjectId: job.id },
+    });
+    const d = await settled(hook.id, event.id);
+    expect(d).toMatchObject({ status: 'delivered', attempts: 1, lastStatus: 204 });
+    // Answered 204: the receiver verified the signature with the webhook's secret.
+    expect(r.received).toEqual([
+      expect.objectContaining({
+        id: d.id,
+        answered: 204,
+        headers: expect.objectContaining({ 'webhook-signature': expect.stringMatching(/^v1,/) }),
+        body: {
+          type: 'job.completed',
+          timestamp: event.createdAt.toISOString(),
+          data: {
+            event_id: event.id,
+            subject_type: 'job',
+            subject_id: job.id,
+            actor_id: null,
+            payload: {
+              job_kind: 'export',
+              job_id: job.id,
+              started_by: reviewerId,
+              summary: { commit_id: job.commitId, name: 'webhooked', version: 1 },
+            },
+          },
+        },
+      }),
+    ]);
+  });
+
   it('ends a delivery whose webhook is deleted while it waits for its next attempt', async () => {
     const r = await receiver();
     r.failNext = Number.POSITIVE_INFINITY;
@@ -527,5 +579,14 @@ describe('delivery', () => {
     const outcome = await stack.env.client.workflow.getHandle(webhookDeliveryWorkflowId(first.id)).result();
     expect(outcome).toMatchObject({ status: 'gone' });
     expect(await deliveryOf(hook.id, event.id)).toBeNull();
+  });
+});
+
+describe('after all of the above', () => {
+  it('kept every signing secret out of the API log, the worker log, and any response but its registration', () => {
+    expect(logs.text()).toMatch(/"url":"\/api\/integrations\/webhooks"/);
+    // The worker signs every delivery with its webhook's secret, so its log is searched too.
+    expect(worker.output()).toMatch(/workers-cpu polling/);
+    expectSecretsKept(logs.text() + worker.output(), responses, { never: [], shownOnce: signingSecrets });
   });
 });

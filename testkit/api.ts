@@ -86,12 +86,13 @@ export interface ApiForFile {
 /**
  * A fresh database and the real API on it for the calling test file, with a user and token per
  * role: created before the file's tests, dropped after them. Read its fields inside tests and hooks.
+ * Silent unless given a logger (a captured one, to search the API's log).
  */
-export function useApiForFile(env: Record<string, string> = {}): ApiForFile {
+export function useApiForFile(env: Record<string, string> = {}, logger?: Logger): ApiForFile {
   const ctx = {} as ApiForFile;
   beforeAll(async () => {
     ctx.db = await createTestDatabase();
-    ctx.api = await startTestApi(testConfig({ DATABASE_URL: ctx.db.url, ...env }));
+    ctx.api = await startTestApi(testConfig({ DATABASE_URL: ctx.db.url, ...env }), logger);
     const [annotator, reviewer, admin] = await Promise.all(
       (['annotator', 'reviewer', 'admin'] as const).map((r) => createUserWithToken(ctx.api.deps, r)),
     );

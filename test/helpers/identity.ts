@@ -32,8 +32,9 @@ export interface Answer {
 }
 
 export interface IdentityClient {
+  /** `api`: any API that answers on `url`, in this process or another. */
   call(
-    api: TestApi,
+    api: Pick<TestApi, 'url'>,
     method: string,
     path: string,
     opts?: { token?: string; body?: unknown; from?: string },
