@@ -27,6 +27,7 @@ import { createRetentionActivities } from './govern/retention';
 import { createPiiRecheckCpuActivities, createPiiRecheckGpuActivities } from './pii-recheck';
 import { createTrackActivities } from './tracks/retrack';
 import { createRelabelCpuActivities, createRelabelGpuActivities } from './relabel';
+import { createRecallCpuActivities, createRecallGpuActivities } from './recall';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -58,6 +59,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createPiiRecheckCpuActivities(deps),
     ...createTrackActivities(deps),
     ...createRelabelCpuActivities(deps),
+    ...createRecallCpuActivities(deps),
   };
 }
 
@@ -71,6 +73,7 @@ export function createGpuActivities(deps: ActivityDeps) {
     ...createDrivableActivities(deps),
     ...createPiiRecheckGpuActivities(deps),
     ...createRelabelGpuActivities(deps),
+    ...createRecallGpuActivities(deps),
   };
 }
 

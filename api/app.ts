@@ -50,10 +50,12 @@ import { createBillingRoutes } from './routes/billing';
 import { createGovernRedactionRoutes } from './routes/govern/redaction';
 import { createTrackRoutes } from './routes/tracks';
 import { createHardeningRoutes } from './routes/hardening';
+import { createRecallRoutes } from './routes/recall';
 import { createRelabelRoutes } from './routes/relabel';
 import { createAgentRunRoutes } from './routes/agent';
 import { createAgentReanalyzeRoutes } from './routes/agent/reanalyze';
 import { createCurationRoutes } from './routes/curation';
+import { createActiveLearnRoutes } from './routes/activelearn';
 import { createScenarioExportRoutes } from './routes/export/scenario';
 import { createExportRoutes } from './routes/export';
 import { createDatasetExportRoutes } from './routes/datasets/export';
@@ -135,7 +137,9 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createAgentRunRoutes(deps),
     createAgentReanalyzeRoutes(deps),
     createRelabelRoutes(deps),
+    createRecallRoutes(deps),
     createCurationRoutes(deps),
+    createActiveLearnRoutes(deps),
     createExportRoutes(deps),
     createDatasetExportRoutes(deps),
     createExportJobRoutes(deps),

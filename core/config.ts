@@ -360,6 +360,19 @@ export const ConfigSchema = z.object({
       pageFrames: int.min(1).max(1000).default(25),
     })
     .prefault({}),
+  /** Recall runs: a second, more sensitive detector pass that queues what the first pass missed (docs/recall.md). */
+  recall: z
+    .object({
+      /** Objectness × class score from which a whole-frame detection counts (auto-label's is autolabel.minScore). */
+      minScore: num.min(0).max(1).default(0.15),
+      /** ...and from which a detection only a tile saw counts (auto-label's is detect.tileMinScore). */
+      tileMinScore: num.min(0).max(1).default(0.3),
+      /** A detection overlapping an existing object of the frame by this IoU or more is not missed (any class, any state). */
+      matchIou: num.min(0).max(1).default(0.5),
+      /** Frames per page of a recall run (each page one activity on the GPU slot; the workflow continues as new). */
+      pageFrames: int.min(1).max(1000).default(25),
+    })
+    .prefault({}),
   /** Text reading with PaddleOCR's PP-OCRv4 models (docs/ocr-signs.md). */
   ocr: z
     .object({

@@ -30,3 +30,4 @@ export * from './pii-recheck';
 export * from './retention-sweep';
 export * from './retrack';
 export * from './relabel';
+export * from './recall';

@@ -1,5 +1,6 @@
 import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import { gpuSlotActivityOptions } from './gpu-slot';
+import { walkFramePage } from './page-walk';
 import { reportingFailure } from './failure';
 import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
 import type { CpuActivities, GpuActivities } from '../activities';
@@ -40,17 +41,16 @@ export async function relabelCorpusWorkflow(input: RelabelCorpusWorkflowInput): 
   let tally = input.tally;
   const next = await reportingFailure(
     async () => {
-      const room =
-        input.limit === null
-          ? input.pageFrames
-          : Math.min(input.pageFrames, input.limit - tally.frames_checked);
-      const page =
-        room > 0 ? await steps.nextRelabelFrames({ runId: input.runId, after: input.after, take: room }) : [];
-      if (page.length > 0)
-        tally = addRelabelTally(tally, await runRelabelFrames({ runId: input.runId, frameIds: page }));
-      if (page.length === room && room > 0) return page.at(-1)!;
-      await steps.finishRelabelRun({ runId: input.runId, status: 'completed', tally });
-      return null;
+      const walked = await walkFramePage(input, {
+        walked: (t) => t.frames_checked,
+        next: (after, take) => steps.nextRelabelFrames({ runId: input.runId, after, take }),
+        run: (frameIds) => runRelabelFrames({ runId: input.runId, frameIds }),
+        add: addRelabelTally,
+      });
+      tally = walked.tally;
+      if (walked.next === null)
+        await steps.finishRelabelRun({ runId: input.runId, status: 'completed', tally });
+      return walked.next;
     },
     (error) => steps.finishRelabelRun({ runId: input.runId, status: 'failed', error, tally }),
   );

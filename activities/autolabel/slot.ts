@@ -9,7 +9,7 @@ import type { Db } from '../db';
  */
 export interface SlotHolder {
   device: number;
-  holderKind: 'autolabel' | 'inference' | 'training';
+  holderKind: 'autolabel' | 'inference' | 'training' | 'relabel' | 'recall';
   holderId: string;
   workflowId: string;
   sessionId: string | null;

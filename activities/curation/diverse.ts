@@ -38,7 +38,7 @@ const FLOAT4_OID = 700;
  * the big-endian float4. False, copying nothing, for anything but a 1-D array of exactly `dims`
  * reals without nulls.
  */
-function readReal4Array(bytes: Uint8Array, dims: number, into: Float32Array, at: number): boolean {
+export function readReal4Array(bytes: Uint8Array, dims: number, into: Float32Array, at: number): boolean {
   if (bytes.byteLength !== 20 + 8 * dims) return false;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const header = [view.getInt32(0), view.getInt32(4), view.getUint32(8), view.getInt32(12)];

@@ -14,6 +14,7 @@ import type { ActivityDeps } from '../deps';
 import { loadFrameImage } from '../annotations/crops';
 import { settleAgentRun, type RevertTally } from '../agent-runs/runs';
 import { boxClassifierOn } from '../detect/box-classifier';
+import { releaseSlot, takeSlot } from '../autolabel/slot';
 import { residentClosedSetDetector } from '../detect/closed-set';
 import { writeRelabelFrame, type RelabelSkip, type RelabelWrite } from './frames';
 
@@ -168,44 +169,60 @@ export function createRelabelGpuActivities(deps: ActivityDeps) {
       const known = new Set(classes.keys());
       const rule = { minScore: params.min_score, minMargin: params.min_margin };
       const tally = emptyRelabelTally();
-      for (const frameId of input.frameIds) {
-        try {
-          const frame = await db.frame.findUniqueOrThrow({ where: { id: frameId } });
-          const objects = await db.$queryRaw<Array<{ id: string; className: string; bbox: number[] }>>`
+      const device = config.workers.gpuDevice;
+      await takeSlot(db, {
+        device,
+        holderKind: 'relabel',
+        holderId: input.runId,
+        workflowId: ctx.info.workflowExecution?.workflowId ?? input.runId,
+        sessionId: null,
+      });
+      try {
+        await relabelPage();
+      } finally {
+        await releaseSlot(db, device, input.runId);
+      }
+      return tally;
+
+      async function relabelPage() {
+        for (const frameId of input.frameIds) {
+          try {
+            const frame = await db.frame.findUniqueOrThrow({ where: { id: frameId } });
+            const objects = await db.$queryRaw<Array<{ id: string; className: string; bbox: number[] }>>`
             SELECT o.id::text, c.name AS "className", o.bbox FROM objects o JOIN ontology_classes c ON c.id = o.class_id
              WHERE o.frame_id = ${frameId}::uuid AND o.state <> 'rejected'
                AND o.source IN (SELECT value FROM jsonb_array_elements_text(${MACHINE}::jsonb))
                AND (${params.classes}::text[] IS NULL OR c.name = ANY(${params.classes}::text[]))
              ORDER BY o.id`;
-          const image = await loadFrameImage(storage, frame);
-          const { model, candidates } = await classifier.classifyBoxes(
-            image,
-            objects.map((o) => o.bbox as Box),
-          );
-          const writes: RelabelWrite[] = [];
-          objects.forEach((o, i) => {
-            const decision = decideRelabel(o.className, candidates[i]!, known, rule);
-            countDecision(tally, decision);
-            if (decision.move)
-              writes.push({
-                objectId: o.id,
-                classId: classes.get(decision.to)!,
-                className: decision.to,
-                conf: decision.score,
-                trace: { model, ...decision, candidates: candidates[i]!.slice(0, 3) },
-              });
-          });
-          if (writes.length > 0) await writeRelabelFrame(db, input.runId, frameId, writes);
-        } catch (err) {
-          if (err instanceof UnavailableError) throw err;
-          tally.frames_failed++;
-          if (tally.failures.length < RELABEL_FAILURES_KEPT)
-            tally.failures.push({ frame_id: frameId, reason: (err as Error).message });
+            const image = await loadFrameImage(storage, frame);
+            const { model, candidates } = await classifier.classifyBoxes(
+              image,
+              objects.map((o) => o.bbox as Box),
+            );
+            const writes: RelabelWrite[] = [];
+            objects.forEach((o, i) => {
+              const decision = decideRelabel(o.className, candidates[i]!, known, rule);
+              countDecision(tally, decision);
+              if (decision.move)
+                writes.push({
+                  objectId: o.id,
+                  classId: classes.get(decision.to)!,
+                  className: decision.to,
+                  conf: decision.score,
+                  trace: { model, ...decision, candidates: candidates[i]!.slice(0, 3) },
+                });
+            });
+            if (writes.length > 0) await writeRelabelFrame(db, input.runId, frameId, writes);
+          } catch (err) {
+            if (err instanceof UnavailableError) throw err;
+            tally.frames_failed++;
+            if (tally.failures.length < RELABEL_FAILURES_KEPT)
+              tally.failures.push({ frame_id: frameId, reason: (err as Error).message });
+          }
+          tally.frames_checked++;
+          ctx.heartbeat(tally.frames_checked);
         }
-        tally.frames_checked++;
-        ctx.heartbeat(tally.frames_checked);
       }
-      return tally;
     },
   };
 }

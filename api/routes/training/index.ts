@@ -3,7 +3,6 @@ import { recordAudit } from '../../../activities/audit';
 import { placeTrainingJob } from '../../../activities/cloud/placement';
 import {
   checkTrainingRequest,
-  createTrainingJob,
   findTrainingJob,
   settleTrainingJob,
   trainingJobOut,
@@ -14,18 +13,13 @@ import { idCursorArgs, idPage } from '../../../core/pagination';
 import { isFinished, taskRefusal, type TrainingConfig } from '../../../core/training-jobs/config';
 import type { TrainingProgress } from '../../../core/training-jobs/curve';
 import { expandGrid, MAX_SWEEP_POINTS } from '../../../core/training-jobs/sweep';
-import {
-  forgetSpend,
-  gateTrainingStart,
-  gateTrainingSweep,
-  trainingHourlyUsd,
-} from '../../../activities/govern/spend';
+import { forgetSpend, gateTrainingSweep } from '../../../activities/govern/spend';
 import type { Prisma, TrainingJob } from '../../../generated/prisma/client';
-import { trainingWorkflow } from '../../../workflows/training';
 import { trainingSweepWorkflow } from '../../../workflows/training-sweep';
 import type { AppDeps } from '../../deps';
 import { RouteGroup, uuidParams } from '../../http/route-group';
 import { startWorkflow } from '../../http/start-workflow';
+import { jobLocation, startTrainingJob } from '../../http/training-start';
 import { z } from 'zod';
 import {
   RUN_STATUSES,
@@ -35,8 +29,6 @@ import {
   TrainingStartIn,
   TrainingSweepIn,
 } from './validators';
-
-const jobLocation = (id: string) => `/api/training/${id}`;
 
 /** A started or finished job as a run to compare: where it got to, its best epoch, what it measured. */
 function runOut(j: TrainingJob) {
@@ -84,20 +76,6 @@ async function pageOfJobs(
 /** The `training` group (docs/training.md): jobs, runs, curves, sweeps. */
 export function createTrainingRoutes(deps: AppDeps): RouteGroup {
   const { db, config } = deps;
-  const startTraining = (job: TrainingJob) => ({
-    workflow: trainingWorkflow,
-    workflowId: job.workflowId,
-    args: [
-      {
-        jobId: job.id,
-        gpuTaskQueue: config.temporal.gpuTaskQueue,
-        heartbeatTimeoutSeconds: config.training.heartbeatTimeoutSeconds,
-        cloudSessionId: (job.progress as { cloud_session_id?: string }).cloud_session_id ?? null,
-      },
-    ] as Parameters<typeof trainingWorkflow>,
-    location: jobLocation(job.id),
-    what: `training job ${job.id}`,
-  });
   return new RouteGroup('training')
     .post(
       '/api/training/start',
@@ -114,32 +92,8 @@ export function createTrainingRoutes(deps: AppDeps): RouteGroup {
           503: 'the shipped detector (the default parent) is not there',
         },
       },
-      async ({ body, principal, req, res }) => {
-        const { parent } = await checkTrainingRequest(deps, body);
-        const job = await createTrainingJob(deps, body, parent, principal.userId);
-        try {
-          await gateTrainingStart(deps, job, await trainingHourlyUsd(deps, job));
-          const started = await startWorkflow(deps, res, startTraining(job));
-          await recordAudit(db, {
-            actorId: principal.userId,
-            action: 'training.started',
-            subjectType: 'training_job',
-            subjectId: job.id,
-            detail: {
-              dataset_commit_id: job.datasetCommitId,
-              parent: job.parentVersion,
-              trainer: job.trainer,
-            },
-            requestId: String(req.id),
-          });
-          return { ...trainingJobOut(job), ...started };
-        } catch (err) {
-          // No job without its workflow, nor an estimate without its job.
-          await forgetSpend(db, job.id);
-          await db.trainingJob.delete({ where: { id: job.id } });
-          throw err;
-        }
-      },
+      async ({ body, principal, req, res }) =>
+        startTrainingJob(deps, body, { userId: principal.userId, requestId: String(req.id) }, res),
     )
     .get(
       '/api/training',
