@@ -87,6 +87,7 @@ import { createDrivableRoutes } from './routes/drivable';
 import { createOcrRoutes } from './routes/ocr';
 import { createSignsRoutes } from './routes/signs';
 import { createSegmentRoutes } from './routes/objects/segment';
+import { createOddRoutes } from './routes/odd';
 import { serveWebUi } from './http/web-ui';
 
 /** Route groups served, one factory per group of spec/routes.tsv. */
@@ -170,6 +171,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createOcrRoutes(deps),
     createSignsRoutes(deps),
     createSegmentRoutes(deps),
+    createOddRoutes(deps),
     // After every group with a literal /api/datasets/<word> GET (blob): its /api/datasets/{commit_id} would take it.
     createDatasetsRoutes(deps),
   ];
