@@ -237,6 +237,8 @@ export const ConfigSchema = z.object({
       exposureMaxClippedFraction: num.min(0).max(1).default(0.6),
       minWidth: int.positive().default(320),
       minHeight: int.positive().default(240),
+      /** Largest object an ingest copies from a registered source (MiB; 5 GiB, the single-upload limit, by default). */
+      sourceMaxMb: int.positive().default(5120),
       /** Server folders an admin may ingest from (comma-separated absolute paths); empty allows none. */
       allowedRoots: z
         .string()

@@ -1,4 +1,4 @@
-import { proxyActivities, type RetryPolicy } from '@temporalio/workflow';
+import { patched, proxyActivities, type RetryPolicy } from '@temporalio/workflow';
 import { reportingFailure } from './failure';
 import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
 import type { CpuActivities } from '../activities';
@@ -30,10 +30,18 @@ const long = proxyActivities<CpuActivities>({
   retry,
 });
 
+/**
+ * Marks histories that may copy a source object first: recorded before that step existed, a
+ * history replays without it (docs/ingest.md "From a registered source").
+ */
+const SOURCE_COPY_PATCH = 'ingest-copies-source-object';
+
 export async function ingestWorkflow(input: IngestWorkflowInput): Promise<IngestResult> {
   const { sessionId, jobId } = input;
   return reportingFailure(
     async () => {
+      // A registered source's object is copied into the platform's store first (hashed on the way).
+      if (input.sourceObject && patched(SOURCE_COPY_PATCH)) await long.copySourceObject(input);
       // A server path is hashed in this step (every byte read), so it heartbeats like the long ones.
       const probe = await long.probeDrive(input);
       await long.extractFrames({ ...input, probe });

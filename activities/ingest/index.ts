@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { UnavailableError } from '../../core/errors';
+import { DomainError, UnavailableError } from '../../core/errors';
 import { DriveRefusedError } from '../../core/media/errors';
 import { markNearDuplicates } from '../../core/media/phash';
 import { judgeQuality, type QualityMetrics } from '../../core/media/quality';
@@ -8,6 +8,7 @@ import type { ActivityDeps } from '../deps';
 import { recordAudit } from '../audit';
 import { emitJobEvent } from '../events/jobs';
 import { readObject } from '../inspector/frame-objects';
+import { copySourceObject, readableSource } from '../sources';
 import { driveFrames, probeDriveMedia } from '../media/drive';
 import type { DriveProbe } from '../media/frame-source';
 import { detectPii } from '../pii/detector';
@@ -16,7 +17,7 @@ import { redactFrame } from '../pii/redact';
 import { analyseFrame } from './analyse';
 import { hashServerDrive } from './hash';
 import { reportJob, throttled } from './progress';
-import { frameObjectKey, listKeys, removeKeys } from './storage';
+import { frameObjectKey, listKeys, removeKeys, removeSourceCopy } from './storage';
 import type { IngestStepInput, IngestWorkflowInput } from './types';
 
 /**
@@ -75,14 +76,15 @@ export function createIngestActivities(deps: ActivityDeps) {
   };
 
   /**
-   * Hashes a server drive and writes the hash on its session (a retry finds it written). The
+   * Writes a drive's hash, read by this ingest (a server path, a source copy), on its session. The
    * unique sessions.content_hash decides between two ingests of the same drive: the loser is
    * refused naming the winner.
    */
-  const claimServerDrive = async (sessionId: string, real: string): Promise<void> => {
-    const session = await db.session.findUniqueOrThrow({ where: { id: sessionId } });
-    if (session.contentHash) return;
-    const { sha256, size } = await hashServerDrive(real);
+  const claimDriveHash = async (
+    sessionId: string,
+    { sha256, size }: { sha256: string; size: number },
+    from: Record<string, string>,
+  ): Promise<void> => {
     try {
       await db.session.update({ where: { id: sessionId }, data: { contentHash: sha256 } });
     } catch (err) {
@@ -97,11 +99,64 @@ export function createIngestActivities(deps: ActivityDeps) {
       action: 'ingest.hashed',
       subjectType: 'session',
       subjectId: sessionId,
-      detail: { sha256, size, path: real },
+      detail: { sha256, size, ...from },
     });
   };
 
+  /** Hashes a server drive and claims the hash (a retry finds it written). */
+  const claimServerDrive = async (sessionId: string, real: string): Promise<void> => {
+    const session = await db.session.findUniqueOrThrow({ where: { id: sessionId } });
+    if (session.contentHash) return;
+    await claimDriveHash(sessionId, await hashServerDrive(real), { path: real });
+  };
+
+  /** Heartbeats every HEARTBEAT_MS with what `detail` says then, while `work` runs. */
+  const heartbeating = async <T>(detail: () => unknown, work: () => Promise<T>): Promise<T> => {
+    const ctx = Context.current();
+    const beat = setInterval(() => ctx.heartbeat(detail()), HEARTBEAT_MS);
+    try {
+      return await work();
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
   return {
+    /**
+     * Copies a registered source's object (IngestWorkflowInput.sourceObject) into the session's
+     * folder of source copies, streamed and hashed, then claims the hash as a server drive's is
+     * claimed: the rest of the ingest reads the copy as it reads an upload. A retry after the copy
+     * landed and was claimed does nothing; one after a crash mid-copy copies again onto the same
+     * key (a multipart copy left unfinished is removed with the copy when the ingest ends).
+     */
+    copySourceObject: (input: IngestWorkflowInput): Promise<{ size: number; sha256: string }> =>
+      step(async () => {
+        const from = input.sourceObject;
+        const to = input.drive.source;
+        if (!from || to.type !== 'upload')
+          throw new Error('copySourceObject needs a source object and its copy');
+        await reportJob(deps, input.jobId, { state: 'running', stage: 'copying' }, 'ingest.started');
+        const session = await db.session.findUniqueOrThrow({ where: { id: input.sessionId } });
+        const landed = await storage.client.statObject(to.bucket, to.key).catch(() => null);
+        if (session.contentHash && landed) return { size: landed.size, sha256: session.contentHash };
+        let copied = 0;
+        const hashed = await heartbeating(
+          () => ({ step: 'copy', bytes: copied }),
+          async () => {
+            // Deleted (or not readable) since the request: no retry brings it back.
+            const source = await readableSource(db, from.sourceId).catch((err: unknown) => {
+              throw err instanceof DomainError ? new DriveRefusedError(err.message) : err;
+            });
+            return copySourceObject(deps, source, from.key, to, {
+              maxBytes: config.ingest.sourceMaxMb * 1024 * 1024,
+              onBytes: (n) => void (copied = n),
+            });
+          },
+        );
+        await claimDriveHash(input.sessionId, hashed, { source_id: from.sourceId, key: from.key });
+        return hashed;
+      }),
+
     /**
      * Recognises and reads the drive's header or index: kind, length, size, image topic; refuses
      * what cannot be ingested. A server path is hashed here first (the request only checked that
@@ -109,18 +164,19 @@ export function createIngestActivities(deps: ActivityDeps) {
      * the earlier session. Heartbeats throughout (the hash reads every byte).
      */
     probeDrive: (input: IngestWorkflowInput): Promise<DriveProbe> =>
-      step(async () => {
-        const ctx = Context.current();
-        const beat = setInterval(() => ctx.heartbeat({ step: 'probe' }), HEARTBEAT_MS);
-        try {
-          await reportJob(deps, input.jobId, { state: 'running', stage: 'probing' }, 'ingest.started');
-          if (input.drive.source.type === 'path')
-            await claimServerDrive(input.sessionId, input.drive.source.path);
-          return await probeAndRecord(input);
-        } finally {
-          clearInterval(beat);
-        }
-      }),
+      step(() =>
+        heartbeating(
+          () => ({ step: 'probe' }),
+          async () => {
+            // A source copy started the job already (its first step).
+            const started = input.sourceObject ? 'ingest.progress' : 'ingest.started';
+            await reportJob(deps, input.jobId, { state: 'running', stage: 'probing' }, started);
+            if (input.drive.source.type === 'path')
+              await claimServerDrive(input.sessionId, input.drive.source.path);
+            return probeAndRecord(input);
+          },
+        ),
+      ),
 
     /**
      * Streams the drive's frames at the target rate, measuring each (perceptual hash, blur,
@@ -356,11 +412,12 @@ export function createIngestActivities(deps: ActivityDeps) {
         return { redacted: done, faces, plates };
       }),
 
-    /** Marks the session ready and the job completed; the staging rows go. */
+    /** Marks the session ready and the job completed; the staging rows and any source copy go. */
     completeIngest: (
       input: IngestStepInput & { health: { passed: boolean; score: number } },
     ): Promise<void> =>
       step(async () => {
+        await removeSourceCopy(storage, input.sessionId);
         const job = await db.ingestJob.findUniqueOrThrow({ where: { id: input.jobId } });
         await db.$transaction([
           db.ingestCandidate.deleteMany({ where: { sessionId: input.sessionId } }),
@@ -388,13 +445,14 @@ export function createIngestActivities(deps: ActivityDeps) {
 
     /**
      * Undoes a failed ingest so nothing half-written stays: frames, audits, rejected rows,
-     * candidates and every stored object of the session go; the session keeps the error and
+     * candidates, every stored object of the session and its source copy go; the session keeps the error and
      * releases its content hash (the same drive may be tried again).
      */
     failIngest: (input: IngestStepInput & { error: string }): Promise<void> =>
       step(async () => {
         for (const bucket of [framesBucket, redactedBucket])
           await removeKeys(storage, bucket, await listKeys(storage, bucket, `${input.sessionId}/`));
+        await removeSourceCopy(storage, input.sessionId);
         const job = await db.ingestJob.findUniqueOrThrow({ where: { id: input.jobId } });
         await db.$transaction([
           db.frame.deleteMany({ where: { sessionId: input.sessionId } }),

@@ -4,6 +4,7 @@ import type { ActivityDeps } from '../deps';
 /** Stages of an ingest as the job, the progress route and the jobs stream show them. */
 export type IngestStage =
   | 'queued'
+  | 'copying'
   | 'probing'
   | 'extracting'
   | 'gating'

@@ -1,14 +1,17 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { Client as MinioClient } from 'minio';
 import type { AppConfig } from '../../core/config';
 import { ConflictError, NotFoundError, RefusedError, UnavailableError } from '../../core/errors';
+import { DriveRefusedError } from '../../core/media/errors';
 import { openSecret, sealSecret } from '../../core/sealed';
 import { HEAD_BYTES, judgeObject, type ObjectVerdict } from '../../core/sources/preview';
 import { Prisma, type IntegrationSource } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
+import type { ObjectStore } from '../storage/object-store';
 
 /**
  * Registered external buckets to ingest from (docs/integrations.md): S3-compatible ones, read
@@ -99,6 +102,130 @@ async function readHead(client: MinioClient, bucket: string, key: string): Promi
 
 export const sourceLocation = (source: IntegrationSource): S3Location =>
   source.config as unknown as S3Location;
+
+/** Runs `work` with a client of the source's store, its secret opened here and nowhere else. */
+function withSourceClient<T>(
+  deps: Deps,
+  source: IntegrationSource,
+  work: (client: MinioClient, where: S3Location) => Promise<T>,
+): Promise<T> {
+  if (!source.secretCipher) throw new Error(`source ${source.id} has no sealed secret`);
+  const where = sourceLocation(source);
+  const secret = openSecret(deps.config.auth.sealingKey, source.secretCipher);
+  return withClient(where, secret, (client) => work(client, where));
+}
+
+/** The store's answer for a key (or bucket) that is not there. */
+const isMissing = (err: unknown): boolean =>
+  ['NoSuchKey', 'NotFound', 'NoSuchBucket'].includes((err as { code?: string } | null)?.code ?? '');
+
+const described = (source: IntegrationSource) => {
+  const where = sourceLocation(source);
+  return `source ${source.name} (bucket ${where.bucket} at ${where.endpoint})`;
+};
+
+/**
+ * A source an ingest may read: an unknown id is a 404, and a kind this deployment has no reader
+ * for is refused by name (only s3 is registered today; the check keeps a row of another kind, from
+ * a later or earlier version, from being read as S3).
+ */
+export async function readableSource(db: Db, id: string): Promise<IntegrationSource> {
+  const source = await db.integrationSource.findUnique({ where: { id } });
+  if (!source) throw new NotFoundError(`no source ${id}`);
+  if (source.kind !== 's3')
+    throw new RefusedError(
+      `source ${source.name} is of kind ${source.kind}, which is not served: only S3-compatible buckets (kind s3) can be ingested from`,
+    );
+  return source;
+}
+
+/**
+ * What the store says of one object, without reading it: its size. An absent key is a 404; a
+ * store that does not answer a 503 naming its error.
+ */
+export async function statSourceObject(
+  deps: Deps,
+  source: IntegrationSource,
+  key: string,
+): Promise<{ size: number; etag: string }> {
+  try {
+    return await withSourceClient(deps, source, async (client, where) => {
+      const stat = await answered(client.statObject(where.bucket, key));
+      return { size: stat.size, etag: stat.etag };
+    });
+  } catch (err) {
+    if (isMissing(err)) throw new NotFoundError(`no object ${key} in ${described(source)}`);
+    throw new UnavailableError(`${described(source)} did not answer: ${why(err)}`);
+  }
+}
+
+/** What the ingest would take one object as, from its first bytes (as the preview judges it). */
+export async function judgeSourceObject(
+  deps: Deps,
+  source: IntegrationSource,
+  key: string,
+  size: number,
+): Promise<ObjectVerdict> {
+  if (!size) return judgeObject(key, 0, Buffer.alloc(0));
+  try {
+    const head = await withSourceClient(deps, source, (client, where) => readHead(client, where.bucket, key));
+    return judgeObject(key, size, head);
+  } catch (err) {
+    if (isMissing(err)) throw new NotFoundError(`no object ${key} in ${described(source)}`);
+    throw new UnavailableError(`${described(source)} did not answer: ${why(err)}`);
+  }
+}
+
+/**
+ * Streams one object of the source into the platform's own store at `to`, hashing it on the way
+ * (SHA-256, the drive's identity, as an upload's): never held whole, and refused once it passes
+ * `maxBytes`. An object gone from the source is a DriveRefused (retrying cannot bring it back);
+ * anything else (a store that stopped answering, a broken stream) is thrown as is, to be retried.
+ */
+export async function copySourceObject(
+  deps: Deps & { storage: ObjectStore },
+  source: IntegrationSource,
+  key: string,
+  to: { bucket: string; key: string },
+  opts: { maxBytes: number; onBytes: (copied: number) => void },
+): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  let copied = 0;
+  const tooLarge = () =>
+    new DriveRefusedError(
+      `object ${key} of ${described(source)} is larger than ${opts.maxBytes} bytes, the limit for a source copy (APP_INGEST__SOURCE_MAX_MB)`,
+    );
+  try {
+    await withSourceClient(deps, source, async (client, where) => {
+      const { size } = await answered(client.statObject(where.bucket, key));
+      if (size > opts.maxBytes) throw tooLarge();
+      const body = await answered(client.getObject(where.bucket, key));
+      const meter = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          copied += chunk.length;
+          if (copied > opts.maxBytes) return done(tooLarge());
+          hash.update(chunk);
+          opts.onBytes(copied);
+          done(null, chunk);
+        },
+      });
+      body.on('error', (err) => meter.destroy(err));
+      try {
+        await deps.storage.client.putObject(to.bucket, to.key, body.pipe(meter), size, {
+          'Content-Type': 'application/octet-stream',
+        });
+      } finally {
+        body.destroy();
+      }
+      if (copied !== size)
+        throw new Error(`object ${key} changed while it was copied (${copied} of ${size} bytes)`);
+    });
+  } catch (err) {
+    if (isMissing(err)) throw new DriveRefusedError(`object ${key} is no longer in ${described(source)}`);
+    throw err;
+  }
+  return { sha256: hash.digest('hex'), size: copied };
+}
 
 /**
  * Registers an S3 source after listing its bucket once with the credentials given: a wrong
@@ -194,11 +321,9 @@ async function previewKeys(client: MinioClient, where: S3Location, limit: number
 export async function previewSource(deps: Deps, id: string, limit: number) {
   const source = await deps.db.integrationSource.findUnique({ where: { id } });
   if (!source) throw new NotFoundError(`no source ${id}`);
-  if (!source.secretCipher) throw new Error(`source ${source.id} has no sealed secret`);
   const where = sourceLocation(source);
-  const secret = openSecret(deps.config.auth.sealingKey, source.secretCipher);
   try {
-    const { keys, truncated } = await withClient(where, secret, (client) =>
+    const { keys, truncated } = await withSourceClient(deps, source, (client) =>
       previewKeys(client, where, limit),
     );
     return {
@@ -210,8 +335,6 @@ export async function previewSource(deps: Deps, id: string, limit: number) {
       ingestable: keys.filter((k) => k.ingest_kind !== null).length,
     };
   } catch (err) {
-    throw new UnavailableError(
-      `source ${source.name} (bucket ${where.bucket} at ${where.endpoint}) did not answer: ${why(err)}`,
-    );
+    throw new UnavailableError(`${described(source)} did not answer: ${why(err)}`);
   }
 }

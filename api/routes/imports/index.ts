@@ -1,6 +1,8 @@
 import { jobOut } from '../../../activities/ingest/progress';
 import { idCursorArgs, idPage } from '../../../core/pagination';
 import { probeDriveMedia } from '../../../activities/media/drive';
+import { judgeSourceObject } from '../../../activities/sources';
+import { sourceVerdictProblem } from '../../../core/sources/ingest';
 import { DriveRefusedError } from '../../../core/media/errors';
 import { FRAME_FILE_EXTENSIONS } from '../../../core/media/frame-files';
 import { SUPPORTED_ROS_ENCODINGS } from '../../../core/media/ros-image';
@@ -57,8 +59,9 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
         successStatus: 202,
         statuses: {
           403: 'a server path needs the admin role',
+          404: 'no such source, or no such key in its bucket',
           409: 'the same uploaded drive (SHA-256) already has a session (the body names it); or the upload is still being hashed',
-          503: 'Temporal did not take the workflow; nothing was kept',
+          503: "Temporal did not take the workflow, or a source's bucket did not answer; nothing was kept",
         },
       },
       async ({ body, principal, req, res }) => {
@@ -101,6 +104,19 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
               select: { id: true, state: true },
             })
           : null;
+        const answer = {
+          duplicate_of: existing ? { session_id: existing.id, state: existing.state } : null,
+          sha256: resolved.contentHash,
+          size_bytes: resolved.sizeBytes,
+          target_fps: deps.config.ingest.targetFps,
+        };
+        if (resolved.sourceObject) {
+          // Judged by its first bytes as the preview judges it; the ingest probes its copy.
+          const { source, key } = resolved.sourceObject;
+          const verdict = await judgeSourceObject(deps, source, key, resolved.sizeBytes ?? 0);
+          const problem = sourceVerdictProblem(body.kind, verdict);
+          return { ok: problem === null, problem, probe_timed_out: false, ...answer, probe: null };
+        }
         let probe = null;
         let problem: string | null = null;
         let timedOut = false;
@@ -124,16 +140,7 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
         } finally {
           clearTimeout(timer);
         }
-        return {
-          ok: problem === null && !existing,
-          problem,
-          probe_timed_out: timedOut,
-          duplicate_of: existing ? { session_id: existing.id, state: existing.state } : null,
-          sha256: resolved.contentHash,
-          size_bytes: resolved.sizeBytes,
-          target_fps: deps.config.ingest.targetFps,
-          probe,
-        };
+        return { ok: problem === null && !existing, problem, probe_timed_out: timedOut, ...answer, probe };
       },
     )
     .get(

@@ -35,7 +35,7 @@ async function refuseDuplicate(deps: AppDeps, contentHash: string | null): Promi
 
 /**
  * Starts the ingest of one drive. An upload's hash is known (its hashing workflow recorded it), so
- * the same drive twice is a 409 here; a server path is hashed by the workflow's first activity,
+ * the same drive twice is a 409 here; a server path or a source's object is hashed by the workflow's first activity,
  * which fails the job naming the earlier session instead (docs/ingest.md). The session and its
  * job are written in one transaction, then IngestWorkflow `ingest-<session_id>` starts. Should
  * Temporal refuse the start, the rows are removed again so no session claims the drive without an
@@ -104,7 +104,15 @@ export async function startIngest(
       await refuseDuplicate(deps, resolved.contentHash);
     throw err;
   }
-  const input: IngestWorkflowInput = { sessionId, jobId, drive: resolved.drive };
+  const from = resolved.sourceObject;
+  const input: IngestWorkflowInput = from
+    ? {
+        sessionId,
+        jobId,
+        drive: from.copyFor(sessionId),
+        sourceObject: { sourceId: from.source.id, key: from.key },
+      }
+    : { sessionId, jobId, drive: resolved.drive };
   try {
     await deps.temporal.client.workflow.start(ingestWorkflow, {
       taskQueue: deps.config.temporal.cpuTaskQueue,

@@ -3,8 +3,9 @@ import { z } from 'zod';
 export const DRIVE_KINDS = ['video', 'bag', 'frames'] as const;
 
 /**
- * Body of POST /api/ingest (the spec leaves it open; docs/ingest.md). The drive is either an
- * upload completed through the upload routes, or a server path inside an allowed root (admin).
+ * Body of POST /api/ingest (the spec leaves it open; docs/ingest.md). The drive is an upload
+ * completed through the upload routes, a server path inside an allowed root (admin), or an object
+ * of a registered source (`source_id` and `key`).
  */
 export const IngestIn = z
   .strictObject({
@@ -12,6 +13,13 @@ export const IngestIn = z
     path: z.string().min(1).max(4096).optional().meta({
       description:
         'Admin only: an absolute server path (file, or folder of frames) inside APP_INGEST__ALLOWED_ROOTS.',
+    }),
+    source_id: z.uuid().optional().meta({
+      description: 'A registered source (GET /api/integrations/sources), with key: the object to ingest.',
+    }),
+    key: z.string().min(1).max(1024).optional().meta({
+      description:
+        "With source_id: the object's key under the source's prefix (a video, a bag or a zip of frames).",
     }),
     kind: z
       .enum(DRIVE_KINDS)
@@ -37,12 +45,20 @@ export const IngestIn = z
     }),
   })
   .superRefine((b, ctx) => {
-    if ((b.upload_id === undefined) === (b.path === undefined))
+    if ([b.upload_id, b.path, b.source_id].filter((v) => v !== undefined).length !== 1)
       ctx.addIssue({
         code: 'custom',
         path: ['upload_id'],
-        message: 'give exactly one of upload_id and path',
+        message: 'give exactly one of upload_id, path and source_id',
       });
+    if (b.source_id !== undefined && b.key === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['key'],
+        message: 'source_id needs the key of the object to ingest',
+      });
+    if (b.key !== undefined && b.source_id === undefined)
+      ctx.addIssue({ code: 'custom', path: ['key'], message: 'key applies with source_id only' });
     if (b.topic !== undefined && b.kind !== 'bag')
       ctx.addIssue({ code: 'custom', path: ['topic'], message: 'topic applies to kind "bag" only' });
     if (b.frame_rate !== undefined && b.kind !== 'frames')
