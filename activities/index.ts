@@ -28,6 +28,7 @@ import { createPiiRecheckCpuActivities, createPiiRecheckGpuActivities } from './
 import { createTrackActivities } from './tracks/retrack';
 import { createRelabelCpuActivities, createRelabelGpuActivities } from './relabel';
 import { createRecallCpuActivities, createRecallGpuActivities } from './recall';
+import { createCampaignActivities } from './campaigns';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -60,6 +61,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createTrackActivities(deps),
     ...createRelabelCpuActivities(deps),
     ...createRecallCpuActivities(deps),
+    ...createCampaignActivities(deps),
   };
 }
 

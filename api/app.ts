@@ -65,6 +65,7 @@ import { createDatasetTransferRoutes } from './routes/datasets/transfer';
 import { createCertificateRoutes } from './routes/export/certificate';
 import { createReleaseRoutes } from './routes/release';
 import { createLineageRoutes } from './routes/campaigns/lineage';
+import { createCampaignRoutes } from './routes/campaigns';
 import { createPredictionRoutes } from './routes/predictions';
 import { createQualityRoutes } from './routes/quality';
 import { createExploreRoutes } from './routes/explore';
@@ -146,6 +147,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createExportJobRoutes(deps),
     createScenarioExportRoutes(deps),
     createLineageRoutes(deps),
+    createCampaignRoutes(deps),
     createPredictionRoutes(deps),
     createQualityRoutes(deps),
     createExploreRoutes(deps),

@@ -375,6 +375,20 @@ export const ConfigSchema = z.object({
       pageFrames: int.min(1).max(1000).default(25),
     })
     .prefault({}),
+  /** Active-learning campaigns (docs/campaigns.md). */
+  campaigns: z
+    .object({
+      /** How often a campaign waiting on review checks its batch without a signal (a review signals it at once). */
+      reviewPollSeconds: int.min(1).max(86_400).default(300),
+      /** A batch still undecided after this long gets a reminder, and again each time it passes. */
+      reminderHours: num
+        .min(1 / 3600)
+        .max(24 * 30)
+        .default(24),
+      /** Epochs of each iteration's challenger (the built-in trainer's head fine-tuning). */
+      trainingEpochs: int.min(1).max(200).default(10),
+    })
+    .prefault({}),
   /** Text reading with PaddleOCR's PP-OCRv4 models (docs/ocr-signs.md). */
   ocr: z
     .object({

@@ -31,3 +31,4 @@ export * from './retention-sweep';
 export * from './retrack';
 export * from './relabel';
 export * from './recall';
+export * from './campaign';

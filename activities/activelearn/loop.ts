@@ -32,7 +32,7 @@ interface FrameDecision {
   new_objects: number;
 }
 
-async function frameDecisions(db: Db, since: Date | null): Promise<FrameDecision[]> {
+async function frameDecisions(db: Db, since: Date | null, batchId?: string): Promise<FrameDecision[]> {
   const rows = await db.$queryRaw<
     Array<{
       batch_id: string;
@@ -48,6 +48,7 @@ async function frameDecisions(db: Db, since: Date | null): Promise<FrameDecision
         FROM active_learning_batches b
         JOIN active_learning_batch_frames f ON f.batch_id = b.id
         CROSS JOIN LATERAL unnest(f.object_ids) AS oid
+       WHERE ${batchId ?? null}::uuid IS NULL OR b.id = ${batchId ?? null}::uuid
     ), decided AS (
       SELECT p.batch_id, p.frame_id,
              LEAST(
@@ -71,6 +72,12 @@ async function frameDecisions(db: Db, since: Date | null): Promise<FrameDecision
 }
 
 const isDecided = (f: FrameDecision): boolean => f.objects > 0 && f.decided === f.objects;
+
+/** How far review has got with one batch: its frames, and those whose every object a person has decided. */
+export async function batchProgress(db: Db, batchId: string): Promise<{ frames: number; decided: number }> {
+  const frames = await frameDecisions(db, null, batchId);
+  return { frames: frames.length, decided: frames.filter(isDecided).length };
+}
 
 /** Frames decided after `since`: the labels a retrain has not seen. */
 const newlyDecided = (frames: readonly FrameDecision[], since: Date | null): FrameDecision[] =>

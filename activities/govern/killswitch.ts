@@ -11,12 +11,16 @@ import { findJob } from '../jobs/list';
  * (activities/govern/start-guard.ts) until it is released.
  */
 
-/** The job kinds the kill switch stops: GPU-slot and data-moving work (campaigns join when they exist). */
+/**
+ * The job kinds the kill switch stops: GPU-slot and data-moving work, and the campaigns that start
+ * it (a cancelled campaign's running export or training is cancelled with it).
+ */
 export const KILLSWITCH_JOB_KINDS = [
   'autolabel',
   'training',
   'export',
   'corpus',
+  'campaign',
 ] as const satisfies readonly JobKind[];
 
 /** What the switch did to one job in flight. */

@@ -212,4 +212,17 @@ export const JOB_SOURCES: Record<JobKind, JobSource> = {
       };
     },
   }),
+  campaign: source('campaign', {
+    table: 'campaigns',
+    cancelled: Prisma.sql`status = 'cancelled', stage = 'done', stop_reason = 'cancelled', error = 'cancelled', finished_at = COALESCE(finished_at, now())`,
+    rows: (db, ids) => db.campaign.findMany(byIds(ids)),
+    view: (c) => ({
+      ...c,
+      raw: c.status,
+      startedAt: c.createdAt,
+      done: c.labelsUsed,
+      total: c.labelBudget,
+      link: `/api/campaigns/${c.id}`,
+    }),
+  }),
 };

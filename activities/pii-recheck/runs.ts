@@ -1,7 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { UnavailableError } from '../../core/errors';
 import { COVERAGE_L1 } from '../../core/export/gate-report';
-import type { Prisma } from '../../generated/prisma/client';
 import { settleAgentRun, type RevertTally } from '../agent-runs/runs';
 import { emptyPiiTally, FAILURES_KEPT, type PiiRunTally } from '../../core/pii-recheck/tally';
 import type { Db } from '../db';

@@ -1,19 +1,13 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { DEFAULT_EXPORT_PREDICATE, SlicePredicate } from '../../core/curation/slice';
-import { ConflictError, NotFoundError, RefusedError } from '../../core/errors';
+import { SlicePredicate } from '../../core/curation/slice';
+import { ConflictError, NotFoundError } from '../../core/errors';
 import { SplitIn } from '../../core/export/splits';
 import { recordAudit } from '../../activities/audit';
-import { checkPredicate } from '../../activities/curation/slice-query';
-import { excludeBlockedSessions } from '../../activities/govern/consent';
-import { assertWorkMayStart } from '../../activities/govern/start-guard';
 import { EXPORT_FORMATS, exportWorkflowId, type ExportProgress } from '../../activities/export';
-import { sliceIsEmpty } from '../../activities/export/pages';
-import { evaluatePrivacyGate } from '../../activities/export/privacy-gate';
+import { queueExportJob } from '../../activities/export/jobs';
 import type { GateReport } from '../../core/export/gate-report';
-import { blockedSentence } from '../../core/govern/consent';
-import { prismaSql } from '../../activities/export/sql';
-import type { ExportJob, Prisma } from '../../generated/prisma/client';
+import type { ExportJob } from '../../generated/prisma/client';
 import { exportWorkflow } from '../../workflows/export';
 import type { AppDeps } from '../deps';
 import type { Principal } from '../auth/principal';
@@ -85,31 +79,10 @@ export function exportStartRoute(
   );
 }
 
-async function resolvePredicate(deps: AppDeps, body: ExportIn): Promise<SlicePredicate> {
-  if (!body.slice_id) return body.predicate ?? DEFAULT_EXPORT_PREDICATE;
-  const slice = await deps.db.slice.findUnique({ where: { id: body.slice_id } });
-  if (!slice) throw new NotFoundError(`no slice ${body.slice_id}`);
-  return SlicePredicate.parse(slice.predicate);
-}
-
-/** A refusal names each blocking session, and per session the frames and objects that lack coverage. */
-function gateRefusal(gate: GateReport): RefusedError {
-  const sessions = gate.blocking_sessions.map((s) => `${s.name} (${s.session_id})`).join(', ');
-  return new RefusedError(
-    `the privacy gate (enforcing) refused the export: ${gate.frames_without_audit} frame(s) without a PII audit and ${gate.uncovered_objects} person/vehicle object(s) without a contained redaction, in ${gate.blocking_sessions.length} session(s): ${sessions}`,
-    {
-      gate_mode: gate.mode,
-      frames_without_audit: gate.frames_without_audit,
-      uncovered_objects: gate.uncovered_objects,
-      blocking_sessions: gate.blocking_sessions,
-    },
-  );
-}
-
 /**
- * Validates the selection, runs the privacy gate in the request (one SQL statement) so a refusal
- * is the 422 the spec names, creates the job and starts `export-<job_id>`; a failed start removes
- * the job again.
+ * Validates the selection and runs the privacy gate in the request (queueExportJob: one SQL
+ * statement) so a refusal is the 422 the spec names, then starts `export-<job_id>`; a failed start
+ * removes the job again.
  */
 export async function startExport(
   deps: AppDeps,
@@ -117,53 +90,11 @@ export async function startExport(
   body: ExportIn,
   caller: { principal: Principal; requestId: string },
 ) {
-  await assertWorkMayStart(deps.db, 'export');
-  const predicate = await resolvePredicate(deps, body);
-  await checkPredicate(deps.db, predicate, body.slice_id ? 'slice.predicate' : 'body.predicate');
-  const mode = deps.config.pii.coverageGate;
-  // The checks see what the export will: the slice without the sessions consent blocks (the
-  // export leaves them out again when it starts, as consent then stands).
-  const consent = await excludeBlockedSessions(prismaSql(deps.db), deps.config.consent, predicate);
-  if (await sliceIsEmpty(prismaSql(deps.db), consent.predicate))
-    throw new RefusedError(
-      consent.excluded.length
-        ? `the slice selects no objects to export once ${blockedSentence('export', consent.excluded)}`
-        : 'the slice selects no objects to export',
-      consent.excluded.length ? { consent_excluded: consent.excluded } : undefined,
-    );
-  // Only an enforcing gate can refuse, so only it runs in the request (and again when the export
-  // starts); an advisory or disabled gate runs once, in the workflow, and its report is on the job.
-  const gate =
-    mode === 'enforcing' ? await evaluatePrivacyGate(prismaSql(deps.db), consent.predicate, mode) : null;
-  if (gate?.outcome === 'refused') {
-    await recordAudit(deps.db, {
-      actorId: caller.principal.userId,
-      action: 'export.refused',
-      subjectType: 'export',
-      detail: {
-        name: body.name,
-        frames_without_audit: gate.frames_without_audit,
-        uncovered_objects: gate.uncovered_objects,
-        sessions: gate.blocking_sessions.map((s) => s.session_id),
-      },
-      requestId: caller.requestId,
-    });
-    throw gateRefusal(gate);
-  }
-  const json = (v: unknown) => v as Prisma.InputJsonValue;
-  const job = await deps.db.exportJob.create({
-    data: {
-      name: body.name,
-      sliceId: body.slice_id,
-      predicate: json(predicate),
-      formats: body.formats,
-      includeImages: body.include_images,
-      split: json({ ...body.split, yolo_task: body.yolo_task }),
-      gateMode: mode,
-      gate: json(gate ?? { mode, outcome: 'pending' }),
-      createdBy: caller.principal.userId,
-    },
+  const { job, gate, consent } = await queueExportJob(deps, body, {
+    userId: caller.principal.userId,
+    requestId: caller.requestId,
   });
+  const mode = job.gateMode;
   const workflowId = exportWorkflowId(job.id);
   try {
     const started = await startWorkflow(deps, res, {

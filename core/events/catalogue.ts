@@ -85,11 +85,32 @@ export const EVENT_CATALOGUE = [
     kind: 'campaign.approval_needed',
     subject: 'campaign',
     description:
-      'An active-learning campaign paused for approval before training (require_approval); not emitted until campaigns are built',
+      'An active-learning campaign paused for approval (require_approval): before a training, or before routing a later batch to review',
     payload: ['campaign_id', 'name', 'iteration', 'started_by'],
     notifies: { role: 'reviewer', users: ['started_by'] },
     title: 'Campaign {name} needs approval',
-    emittedBy: 'the campaign workflow, before each training that needs approval (issue 16)',
+    emittedBy:
+      'the campaign workflow, at each stage that waits for POST /api/campaigns/{id}/approve (docs/campaigns.md)',
+  },
+  {
+    kind: 'campaign.review_reminder',
+    subject: 'campaign',
+    description:
+      "A campaign's batch is still not fully reviewed after APP_CAMPAIGNS__REMINDER_HOURS, and again each time they pass",
+    payload: ['campaign_id', 'name', 'iteration', 'batch_id', 'frames', 'decided', 'started_by'],
+    notifies: { role: 'reviewer', users: ['started_by'] },
+    title: 'Campaign {name} waits on review',
+    emittedBy: 'the campaign workflow, while its stage is review (docs/campaigns.md)',
+  },
+  {
+    kind: 'campaign.finished',
+    subject: 'campaign',
+    description:
+      'A campaign ended: its target reached, its iterations, patience or budget used up, stopped by a person, or failed',
+    payload: ['campaign_id', 'name', 'status', 'reason', 'iterations', 'best_value', 'started_by'],
+    notifies: { users: ['started_by'] },
+    title: 'Campaign {name} {status}: {reason}',
+    emittedBy: 'the campaign workflow, at its end (docs/campaigns.md)',
   },
   {
     kind: 'webhook.disabled',

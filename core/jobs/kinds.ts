@@ -1,7 +1,6 @@
 /**
  * Every kind of long-running job in one vocabulary (docs/jobs.md): each table keeps its own states,
- * and this is where they are mapped onto the five the jobs list shows. Campaigns are not built
- * yet; when their table exists they join as one more kind here, with their map.
+ * and this is where they are mapped onto the five the jobs list shows.
  */
 export const JOB_KINDS = [
   'ingest',
@@ -12,6 +11,7 @@ export const JOB_KINDS = [
   'inference',
   'errordetect',
   'edgeforge',
+  'campaign',
 ] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
@@ -90,6 +90,14 @@ export const STATE_MAPS: Record<JobKind, Readonly<Record<string, JobState>>> = {
     queued: 'queued',
     running: 'running',
     completed: 'completed',
+    failed: 'failed',
+    cancelled: 'cancelled',
+  },
+  // A campaign a person stopped ended early on purpose, as a cancelled one did.
+  campaign: {
+    running: 'running',
+    completed: 'completed',
+    stopped: 'cancelled',
     failed: 'failed',
     cancelled: 'cancelled',
   },

@@ -1,12 +1,12 @@
-import { batchOut, framePlaces, listBatches, saveBatch } from '../../../activities/activelearn/batches';
+import { batchOut, framePlaces, listBatches } from '../../../activities/activelearn/batches';
 import { loopState, planRetrain, recordRetrain } from '../../../activities/activelearn/loop';
-import { POOL_MAX_FRAMES, readPool, type PoolScope } from '../../../activities/activelearn/pool';
-import { pickBatch } from '../../../activities/activelearn/select';
-import { checkPredicate, checkSessions } from '../../../activities/curation/slice-query';
+import { POOL_MAX_FRAMES } from '../../../activities/activelearn/pool';
+import { scoredPool, selectBatch } from '../../../activities/activelearn/select';
+import { checkSessions } from '../../../activities/curation/slice-query';
 import { RETRAIN_MIN_NEW_FRAMES } from '../../../core/activelearn/loop';
-import { DEFAULT_WEIGHTS, normaliseWeights, type Weights } from '../../../core/activelearn/score';
+import { DEFAULT_WEIGHTS } from '../../../core/activelearn/score';
 import { scoreFrames } from '../../../core/activelearn/select';
-import { NotFoundError, RefusedError } from '../../../core/errors';
+import { NotFoundError } from '../../../core/errors';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
 import { RouteGroup } from '../../http/route-group';
@@ -24,23 +24,7 @@ const METHOD =
 
 /** The `activelearn` group (docs/activelearn.md): selection, scores, batches and the retrain loop. */
 export function createActiveLearnRoutes(deps: AppDeps): RouteGroup {
-  const { db, config } = deps;
-
-  /** The pool of a scope, scored with these weights from this threshold. */
-  const poolFor = async (scope: PoolScope, weights: Weights, threshold: number | null, picks: number) => {
-    const used = normaliseWeights(weights);
-    const pool = await readPool(db, scope, picks, used.diversity > 0);
-    return {
-      pool,
-      selection: {
-        frames: pool.frames,
-        counts: pool.counts,
-        threshold: threshold ?? config.autolabel.autoAcceptConf,
-        weights: used,
-      },
-    };
-  };
-
+  const { db } = deps;
   return new RouteGroup('activelearn')
     .post(
       '/api/activelearn/select',
@@ -56,38 +40,7 @@ export function createActiveLearnRoutes(deps: AppDeps): RouteGroup {
         },
       },
       async ({ body, principal, req }) => {
-        await checkSessions(db, body.session_ids, 'body.session_ids');
-        if (body.classes) await checkPredicate(db, { classes: body.classes }, 'body');
-        const { pool, selection } = await poolFor(
-          {
-            sessionIds: body.session_ids ?? null,
-            classes: body.classes ?? null,
-            frameIds: null,
-            excludeBatched: true,
-            model: body.model,
-          },
-          body.weights,
-          body.threshold,
-          body.budget,
-        );
-        const picks = await pickBatch(selection, body.budget);
-        if (!picks.length)
-          throw new RefusedError(
-            'no candidate frame in scope: every frame of it has only human-verified objects, or an earlier batch picked it',
-            { candidates: 0 },
-          );
-        const saved = await saveBatch(
-          db,
-          {
-            request: { ...body, threshold: selection.threshold },
-            weights: selection.weights,
-            threshold: selection.threshold,
-            routeToReview: body.route_to_review,
-            picks,
-            pool,
-          },
-          actorOf(principal, req),
-        );
+        const { saved, picks } = await selectBatch(deps, body, actorOf(principal, req));
         return {
           ...batchOut(
             saved,
@@ -125,7 +78,8 @@ export function createActiveLearnRoutes(deps: AppDeps): RouteGroup {
           if (missing.length)
             throw new NotFoundError(`no frame ${missing.join(', ')}`, { missing_frame_ids: missing });
         }
-        const { pool, selection } = await poolFor(
+        const { pool, selection } = await scoredPool(
+          deps,
           {
             sessionIds: query.session_id ? [query.session_id] : null,
             classes: null,

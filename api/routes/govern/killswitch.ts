@@ -28,7 +28,7 @@ export function createGovernKillSwitchRoutes(deps: AppDeps): RouteGroup {
       '/api/govern/killswitch/engage',
       {
         summary:
-          'Engages the kill switch: every queued or running auto-label, training, export and corpus run is stopped through its job cancel (job-cancel-<kind>-<job_id>: the job stops at a safe point and ends cancelled), and every start of such work is refused (409, with the reason) until release. Audited; engaging again stops what started since',
+          'Engages the kill switch: every queued or running auto-label, training, export, corpus run and campaign is stopped through its job cancel (job-cancel-<kind>-<job_id>: the job stops at a safe point and ends cancelled), and every start of such work is refused (409, with the reason) until release. Audited; engaging again stops what started since',
         access: 'admin',
         body: { name: 'KillSwitchIn', schema: KillSwitchIn },
         statuses: {

@@ -7,6 +7,7 @@ import { checkReviewRole, reviewEffect } from '../../../core/review/actions';
 import type { AppDeps } from '../../deps';
 import { RouteGroup, uuidParams } from '../../http/route-group';
 import { actorOf } from '../../http/actor';
+import { tellCampaignsOfReview } from '../../http/campaign-signals';
 import { BulkReviewIn, ReviewIn } from './validators';
 
 type ReviewBody = Pick<z.infer<typeof ReviewIn>, 'action' | 'state' | 'class_name' | 'attrs'>;
@@ -58,6 +59,7 @@ export function createReviewRoutes(deps: AppDeps): RouteGroup {
           },
           actorOf(principal, req),
         );
+        await tellCampaignsOfReview(deps, [id]);
         return result.objects[0];
       },
     )
@@ -88,6 +90,10 @@ export function createReviewRoutes(deps: AppDeps): RouteGroup {
             bulk: true,
           },
           actorOf(principal, req),
+        );
+        await tellCampaignsOfReview(
+          deps,
+          result.objects.map((o) => o.id),
         );
         return { batch_id: result.batchId, count: result.objects.length, objects: result.objects };
       },
