@@ -156,6 +156,8 @@ start_minio() {
     start_daemon minio "$TOOLS_DIR/minio" server "$STACK_DIR/minio" \
     --address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$MINIO_CONSOLE_PORT" --quiet
   wait_port "$MINIO_PORT" minio 60
+  # The console listens a moment after the API; the status report that follows checks both.
+  wait_port "$MINIO_CONSOLE_PORT" minio-console 30
   local i
   for ((i = 0; i < 120; i++)); do
     curl -fsS "http://127.0.0.1:$MINIO_PORT/minio/health/ready" >/dev/null 2>&1 && return
