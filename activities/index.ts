@@ -29,6 +29,7 @@ import { createTrackActivities } from './tracks/retrack';
 import { createRelabelCpuActivities, createRelabelGpuActivities } from './relabel';
 import { createRecallCpuActivities, createRecallGpuActivities } from './recall';
 import { createCampaignActivities } from './campaigns';
+import { createDiscoveryActivities } from './discovery';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the `cpu` task queue (I/O and CPU work); later concerns add theirs here. */
@@ -62,6 +63,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createRelabelCpuActivities(deps),
     ...createRecallCpuActivities(deps),
     ...createCampaignActivities(deps),
+    ...createDiscoveryActivities(deps),
   };
 }
 

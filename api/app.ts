@@ -66,6 +66,9 @@ import { createCertificateRoutes } from './routes/export/certificate';
 import { createReleaseRoutes } from './routes/release';
 import { createLineageRoutes } from './routes/campaigns/lineage';
 import { createCampaignRoutes } from './routes/campaigns';
+import { createDiscoveryRoutes } from './routes/discovery';
+import { createFlywheelAdaptiveRoutes } from './routes/flywheel/adaptive';
+import { createAgentFleetRoutes } from './routes/agent/fleet';
 import { createPredictionRoutes } from './routes/predictions';
 import { createQualityRoutes } from './routes/quality';
 import { createExploreRoutes } from './routes/explore';
@@ -148,6 +151,9 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createScenarioExportRoutes(deps),
     createLineageRoutes(deps),
     createCampaignRoutes(deps),
+    createDiscoveryRoutes(deps),
+    createFlywheelAdaptiveRoutes(deps),
+    createAgentFleetRoutes(deps),
     createPredictionRoutes(deps),
     createQualityRoutes(deps),
     createExploreRoutes(deps),

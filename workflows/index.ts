@@ -32,3 +32,4 @@ export * from './retrack';
 export * from './relabel';
 export * from './recall';
 export * from './campaign';
+export * from './discovery';

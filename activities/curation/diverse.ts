@@ -9,7 +9,7 @@ import {
 import type { SlicePredicate } from '../../core/curation/slice';
 import { RefusedError } from '../../core/errors';
 import type { Db } from '../db';
-import { sliceQuery } from './slice-query';
+import { sliceQuery, type SliceQuery } from './slice-query';
 
 export interface DiverseRequest {
   k: number;
@@ -48,6 +48,46 @@ export function readReal4Array(bytes: Uint8Array, dims: number, into: Float32Arr
 }
 
 /**
+ * The stored embeddings of `model` of up to `count` frames in `scope` (a condition over `fr`), as one
+ * matrix in frame id order, read a page at a time in PostgreSQL's binary form, with each frame's
+ * session and index. Frames deleted since they were counted leave it short.
+ */
+export async function readEmbeddings(
+  db: Db,
+  q: SliceQuery,
+  scope: (param: (value: unknown) => string) => string,
+  modelName: EmbeddingModelName,
+  count: number,
+): Promise<{
+  ids: string[];
+  frames: Map<string, { session_id: string; index: number }>;
+  points: Float32Array;
+}> {
+  const model = EMBEDDING_MODELS[modelName];
+  const ids: string[] = [];
+  const frames = new Map<string, { session_id: string; index: number }>();
+  const data = new Float32Array(count * model.dims);
+  for (let after: string | null = null; ids.length < count;) {
+    const page: EmbeddedFrame[] = await q.rows<EmbeddedFrame>(
+      db,
+      (param) => `SELECT fr.id::text, fr.session_id::text, fr.index, array_send(e.vector) AS vector
+                    FROM frames fr JOIN frame_embeddings e ON e.frame_id = fr.id AND e.model = ${param(modelName)}
+                   WHERE ${scope(param)}${after ? ` AND fr.id > ${param(after)}::uuid` : ''}
+                   ORDER BY fr.id LIMIT ${param(Math.min(READ_PAGE, count - ids.length))}::int`,
+    );
+    if (page.length === 0) break;
+    for (const row of page) {
+      if (!readReal4Array(row.vector, model.dims, data, ids.length * model.dims))
+        throw new Error(`frame ${row.id}'s ${modelName} embedding is not ${model.dims} reals`);
+      ids.push(row.id);
+      frames.set(row.id, { session_id: row.session_id, index: row.index });
+    }
+    after = page[page.length - 1]!.id;
+  }
+  return { ids, frames, points: data.subarray(0, ids.length * model.dims) };
+}
+
+/**
  * A diverse subset of the frames in scope (a slice's frames, sessions, or the corpus) by k-center
  * greedy on their stored embeddings (core/curation/kcenter.ts). Frames in scope without an
  * embedding of the model are counted, not embedded here (POST /api/curation/embed does that). More
@@ -76,29 +116,7 @@ export async function diverseFrames(db: Db, request: DiverseRequest) {
       { candidates, k: request.k, max_frames: DIVERSE_MAX_FRAMES, work_budget: DIVERSE_WORK_BUDGET },
     );
 
-  const ids: string[] = [];
-  const frames = new Map<string, { session_id: string; index: number }>();
-  const data = new Float32Array(candidates * model.dims);
-  for (let after: string | null = null; ids.length < candidates;) {
-    const page: EmbeddedFrame[] = await q.rows<EmbeddedFrame>(
-      db,
-      (param) => `SELECT fr.id::text, fr.session_id::text, fr.index, array_send(e.vector) AS vector
-                    FROM frames fr JOIN frame_embeddings e ON e.frame_id = fr.id AND e.model = ${param(request.model)}
-                   WHERE ${scope(param)}${after ? ` AND fr.id > ${param(after)}::uuid` : ''}
-                   ORDER BY fr.id LIMIT ${param(Math.min(READ_PAGE, candidates - ids.length))}::int`,
-    );
-    if (page.length === 0) break;
-    for (const row of page) {
-      if (!readReal4Array(row.vector, model.dims, data, ids.length * model.dims))
-        throw new Error(`frame ${row.id}'s ${request.model} embedding is not ${model.dims} reals`);
-      ids.push(row.id);
-      frames.set(row.id, { session_id: row.session_id, index: row.index });
-    }
-    after = page[page.length - 1]!.id;
-  }
-
-  // Frames deleted since they were counted leave the matrix short; only the rows read are points.
-  const points = data.subarray(0, ids.length * model.dims);
+  const { ids, frames, points } = await readEmbeddings(db, q, scope, request.model, candidates);
   const picks: Array<
     Omit<KCenterPick, 'id'> & { rank: number; frame_id: string; session_id: string; index: number }
   > = [];

@@ -37,7 +37,7 @@ export interface PointMatrix {
 }
 
 /** Euclidean distance between rows a and b. */
-function rowDistance(data: Float32Array, a: number, b: number, dims: number): number {
+export function rowDistance(data: Float32Array, a: number, b: number, dims: number): number {
   let sum = 0;
   const at = a * dims;
   const bt = b * dims;
