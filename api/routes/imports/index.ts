@@ -93,7 +93,10 @@ export function createImportsRoutes(deps: AppDeps): RouteGroup {
         summary: `Check a drive without ingesting it: what it is (a probe bounded to ${DRY_RUN_PROBE_MS / 1000} s), what ingest would take from it, whether an upload was ingested before`,
         access: 'reviewer',
         body: { name: 'IngestIn', schema: IngestIn },
-        statuses: { 409: 'the upload is still being hashed' },
+        statuses: {
+          404: 'no such source, or no such key in its bucket',
+          409: 'the upload is still being hashed',
+        },
       },
       async ({ body, principal }) => {
         // Cheap by design: a server path is checked (roots, exists, file or folder), never hashed here.
