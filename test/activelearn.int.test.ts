@@ -295,3 +295,36 @@ describe('a batch, its review and the retrain loop', () => {
     expect(after.body.labels.new_frames).toBe(0);
   });
 });
+
+describe('consent', () => {
+  it('never selects a frame of a session whose consent is withdrawn, and names the session it left out', async () => {
+    const withdrawn = await createSessionFixture(stack.api.deps, { frames: 1, storeImages: false });
+    const car = await db.ontologyClass.findUniqueOrThrow({ where: { name: 'car' } });
+    await db.annoObject.create({
+      data: {
+        frameId: withdrawn.frames[0]!.id,
+        bbox: [1, 1, 9, 9],
+        classId: car.id,
+        source: 'fused',
+        state: 'review',
+        conf: 0.5,
+      },
+    });
+    const consent = await stack.api.call('POST', '/api/govern/consent', {
+      token: stack.admin,
+      body: { session_id: withdrawn.session.id, consent_status: 'withdrawn' },
+    });
+    expect(consent.status).toBeLessThan(300);
+    const res = await stack.api.call('POST', '/api/activelearn/select', {
+      token: stack.reviewer,
+      body: { budget: 5, session_ids: [withdrawn.session.id] },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toMatch(
+      /may not be selected by a campaign or active learning because of their consent/,
+    );
+    expect(res.body.consent_excluded).toEqual([
+      expect.objectContaining({ session_id: withdrawn.session.id }),
+    ]);
+  });
+});

@@ -26,6 +26,8 @@ export interface PoolScope {
   frameIds: readonly string[] | null;
   /** Leave out frames an earlier batch picked, so a batch never repeats an open one. */
   excludeBatched: boolean;
+  /** Sessions left out (those whose consent blocks a selection). */
+  excludeSessionIds?: readonly string[] | undefined;
   model: EmbeddingModelName;
 }
 
@@ -39,10 +41,12 @@ export interface Pool {
 /** Vectors are read this many at a time. */
 const READ_PAGE = 2000;
 
-const predicateOf = (scope: PoolScope): SlicePredicate => ({
+/** The pool's objects as a slice: machine-made, of the scope's classes and sessions. */
+export const predicateOf = (scope: PoolScope): SlicePredicate => ({
   sources: [...MACHINE_SOURCE_SPELLINGS],
   ...(scope.classes ? { classes: [...scope.classes] } : {}),
   ...(scope.sessionIds ? { session_ids: [...scope.sessionIds] } : {}),
+  ...(scope.excludeSessionIds?.length ? { exclude_session_ids: [...scope.excludeSessionIds] } : {}),
 });
 
 /** Objects per class over the whole corpus, as the curation summary's shares count them. */

@@ -4,11 +4,14 @@ import { selectionPicks, type BatchPick, type SelectionPool } from '../../core/a
 import type { AppConfig } from '../../core/config';
 import type { EmbeddingModelName } from '../../core/curation/embedding';
 import { RefusedError } from '../../core/errors';
+import { blockedSentence } from '../../core/govern/consent';
 import type { Actor } from '../annotations/objects';
 import { checkPredicate, checkSessions } from '../curation/slice-query';
+import { prismaSql } from '../export/sql';
+import { excludeBlockedSessions } from '../govern/consent';
 import type { Db } from '../db';
 import { saveBatch } from './batches';
-import { readPool, type PoolScope } from './pool';
+import { predicateOf, readPool, type PoolScope } from './pool';
 
 /**
  * Up to `budget` picks of the pool (core/activelearn/select.ts), letting other requests in between
@@ -67,15 +70,18 @@ export async function selectBatch(
   const { db } = deps;
   await checkSessions(db, request.session_ids, 'body.session_ids');
   if (request.classes) await checkPredicate(db, { classes: request.classes }, 'body');
+  const scope: PoolScope = {
+    sessionIds: request.session_ids ?? null,
+    classes: request.classes ?? null,
+    frameIds: null,
+    excludeBatched: true,
+    model: request.model,
+  };
+  // Frames of sessions whose consent blocks a selection never reach reviewers (docs/consent.md).
+  const consent = await excludeBlockedSessions(prismaSql(db), deps.config.consent, predicateOf(scope));
   const { pool, selection } = await scoredPool(
     deps,
-    {
-      sessionIds: request.session_ids ?? null,
-      classes: request.classes ?? null,
-      frameIds: null,
-      excludeBatched: true,
-      model: request.model,
-    },
+    { ...scope, excludeSessionIds: consent.predicate.exclude_session_ids },
     request.weights,
     request.threshold,
     request.budget,
@@ -83,8 +89,8 @@ export async function selectBatch(
   const picks = await pickBatch(selection, request.budget);
   if (!picks.length)
     throw new RefusedError(
-      'no candidate frame in scope: every frame of it has only human-verified objects, or an earlier batch picked it',
-      { candidates: 0 },
+      `no candidate frame in scope: every frame of it has only human-verified objects, or an earlier batch picked it${consent.excluded.length ? `, once ${blockedSentence('campaigns', consent.excluded)}` : ''}`,
+      { candidates: 0, consent_excluded: consent.excluded },
     );
   const saved = await saveBatch(
     db,
@@ -98,5 +104,5 @@ export async function selectBatch(
     },
     actor,
   );
-  return { saved, picks };
+  return { saved, picks, consentExcluded: consent.excluded };
 }

@@ -40,7 +40,7 @@ export function createActiveLearnRoutes(deps: AppDeps): RouteGroup {
         },
       },
       async ({ body, principal, req }) => {
-        const { saved, picks } = await selectBatch(deps, body, actorOf(principal, req));
+        const { saved, picks, consentExcluded } = await selectBatch(deps, body, actorOf(principal, req));
         return {
           ...batchOut(
             saved,
@@ -50,6 +50,7 @@ export function createActiveLearnRoutes(deps: AppDeps): RouteGroup {
             ),
           ),
           method: METHOD,
+          consent_excluded: consentExcluded,
         };
       },
     )
