@@ -1,9 +1,6 @@
 import path from 'node:path';
-import pino from 'pino';
 import { iou, type Box } from '../core/geometry';
 import { isSegmentable } from '../core/segmentation';
-import type { WorkerProcess } from '../runtime/worker-process';
-import { startGpuWorkerProcess } from '../workers-gpu/process';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession, vehicleFrames, type VehicleFrame } from '../testkit/media/vehicles';
 import { openEventStream, type SseEvent } from '../testkit/sse';
@@ -17,19 +14,12 @@ import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal
 const HISTORY = path.join(__dirname, 'histories/autolabel.json');
 
 let stack: IngestStack;
-let gpu: { process: WorkerProcess; running: Promise<void> };
 
 beforeAll(async () => {
-  stack = await startIngestStack();
-  // Started exactly as workers-gpu/main.ts starts it, so what production wires (the event hub
-  // among it) is what this file tests.
-  const process = await startGpuWorkerProcess(stack.config, pino({ level: 'silent' }));
-  gpu = { process, running: process.run() };
+  stack = await startIngestStack({ gpu: true });
 });
 
 afterAll(async () => {
-  if (gpu?.process.worker.getState() === 'RUNNING') gpu.process.worker.shutdown();
-  await gpu?.running.catch(() => undefined);
   await stack?.close();
 });
 

@@ -1,9 +1,6 @@
 import path from 'node:path';
-import pino from 'pino';
 import { CAMPAIGN_SPLIT } from '../activities/campaigns';
 import { splitOf } from '../core/export/splits';
-import type { WorkerProcess } from '../runtime/worker-process';
-import { startGpuWorkerProcess } from '../workers-gpu/process';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession } from '../testkit/media/vehicles';
 import { openEventStream, type SseEvent } from '../testkit/sse';
@@ -22,7 +19,6 @@ jest.setTimeout(600_000);
 const HISTORY = path.join(__dirname, 'histories/campaign.json');
 
 let stack: IngestStack;
-let gpu: { process: WorkerProcess; running: Promise<void> };
 
 /** A session id whose drive falls in `split` of the campaign's export (splits are drawn per session id). */
 function idInSplit(split: 'train' | 'val'): string {
@@ -34,6 +30,7 @@ function idInSplit(split: 'train' | 'val'): string {
 
 beforeAll(async () => {
   stack = await startIngestStack({
+    gpu: true,
     env: {
       APP_CAMPAIGNS__TRAINING_EPOCHS: '3',
       APP_CAMPAIGNS__REVIEW_POLL_SECONDS: '2',
@@ -41,16 +38,9 @@ beforeAll(async () => {
       APP_TRAINING__HEARTBEAT_TIMEOUT_SECONDS: '20',
     },
   });
-  const worker = await startGpuWorkerProcess(
-    stack.config,
-    pino({ level: process.env.TEST_GPU_LOG ?? 'silent' }),
-  );
-  gpu = { process: worker, running: worker.run() };
 }, 120_000);
 
 afterAll(async () => {
-  if (gpu?.process.worker.getState() === 'RUNNING') gpu.process.worker.shutdown();
-  await gpu?.running.catch(() => undefined);
   await stack?.close();
 });
 

@@ -1,7 +1,4 @@
-import pino from 'pino';
 import { iou, type Box } from '../core/geometry';
-import type { WorkerProcess } from '../runtime/worker-process';
-import { startGpuWorkerProcess } from '../workers-gpu/process';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession, vehicleFrames } from '../testkit/media/vehicles';
 
@@ -12,17 +9,12 @@ import { createVehicleSession, vehicleFrames } from '../testkit/media/vehicles';
  * counts them, and the run's revert takes back only what nobody decided.
  */
 let stack: IngestStack;
-let gpu: { process: WorkerProcess; running: Promise<void> };
 
 beforeAll(async () => {
-  stack = await startIngestStack();
-  const process = await startGpuWorkerProcess(stack.config, pino({ level: 'silent' }));
-  gpu = { process, running: process.run() };
+  stack = await startIngestStack({ gpu: true });
 });
 
 afterAll(async () => {
-  if (gpu?.process.worker.getState() === 'RUNNING') gpu.process.worker.shutdown();
-  await gpu?.running.catch(() => undefined);
   await stack?.close();
 });
 

@@ -1,7 +1,4 @@
 import path from 'node:path';
-import pino from 'pino';
-import type { WorkerProcess } from '../runtime/worker-process';
-import { startGpuWorkerProcess } from '../workers-gpu/process';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession, vehicleFrames } from '../testkit/media/vehicles';
 import { openEventStream, type SseEvent } from '../testkit/sse';
@@ -16,17 +13,12 @@ import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal
 const HISTORY = path.join(__dirname, 'histories/redetect-corpus.json');
 
 let stack: IngestStack;
-let gpu: { process: WorkerProcess; running: Promise<void> };
 
 beforeAll(async () => {
-  stack = await startIngestStack({ env: { APP_AUTOLABEL__CORPUS_PAGE_SIZE: '2' } });
-  const process = await startGpuWorkerProcess(stack.config, pino({ level: 'silent' }));
-  gpu = { process, running: process.run() };
+  stack = await startIngestStack({ gpu: true, env: { APP_AUTOLABEL__CORPUS_PAGE_SIZE: '2' } });
 });
 
 afterAll(async () => {
-  if (gpu?.process.worker.getState() === 'RUNNING') gpu.process.worker.shutdown();
-  await gpu?.running.catch(() => undefined);
   await stack?.close();
 });
 

@@ -1,7 +1,4 @@
 import path from 'node:path';
-import pino from 'pino';
-import type { WorkerProcess } from '../runtime/worker-process';
-import { startGpuWorkerProcess } from '../workers-gpu/process';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession, vehicleFrames } from '../testkit/media/vehicles';
 import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
@@ -16,18 +13,13 @@ import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal
 const HISTORY = path.join(__dirname, 'histories/relabel-corpus.json');
 
 let stack: IngestStack;
-let gpu: { process: WorkerProcess; running: Promise<void> };
 
 beforeAll(async () => {
   // One frame a page: the walk continues as new between frames, so a test can stop it midway.
-  stack = await startIngestStack({ env: { APP_RELABEL__PAGE_FRAMES: '1' } });
-  const process = await startGpuWorkerProcess(stack.config, pino({ level: 'silent' }));
-  gpu = { process, running: process.run() };
+  stack = await startIngestStack({ gpu: true, env: { APP_RELABEL__PAGE_FRAMES: '1' } });
 });
 
 afterAll(async () => {
-  if (gpu?.process.worker.getState() === 'RUNNING') gpu.process.worker.shutdown();
-  await gpu?.running.catch(() => undefined);
   await stack?.close();
 });
 
