@@ -307,6 +307,25 @@ function report(name: keyof typeof RUNS, run: RunResult): string {
   return lines.join('\n');
 }
 
+/**
+ * The one failure of the tool itself a second run mends: CPython 3.11's AST constructor races when
+ * two schemathesis workers parse source at once (hypothesis describing a filter lambda), and the
+ * operation it was generating for ends in a Runtime Error with no request sent. A run whose only
+ * errors are that race, with no finding, is run again once; anything else fails as it is.
+ */
+const TOOL_RACE = /AST constructor recursion depth mismatch/;
+
+async function fuzzRacingOnce(...args: Parameters<typeof fuzz>): Promise<RunResult> {
+  const run = await fuzz(...args);
+  const raced =
+    run.findings.length === 0 && run.errors.length > 0 && run.errors.every((e) => TOOL_RACE.test(e));
+  if (!raced) return run;
+  console.warn(
+    `schemathesis run "${args[0]}" hit the AST constructor race (${run.outputFile}); running it again`,
+  );
+  return fuzz(...args);
+}
+
 function expectClean(name: keyof typeof RUNS, run: RunResult): void {
   const clean = run.exitCode === 0 && !run.timedOut && !run.findings.length && !run.errors.length;
   if (clean) return;
@@ -331,14 +350,14 @@ describe('API fuzz run (schemathesis, every operation of /api/openapi.json)', ()
 
   it(
     'finds nothing as an admin',
-    async () => expectClean('admin', await fuzz('admin', tokens.admin, shared())),
-    RUN_LIMIT_MS + 30_000,
+    async () => expectClean('admin', await fuzzRacingOnce('admin', tokens.admin, shared())),
+    2 * RUN_LIMIT_MS + 30_000,
   );
 
   it(
     'finds nothing as an annotator (role checks answer 403 as declared)',
-    async () => expectClean('annotator', await fuzz('annotator', tokens.annotator, shared())),
-    RUN_LIMIT_MS + 30_000,
+    async () => expectClean('annotator', await fuzzRacingOnce('annotator', tokens.annotator, shared())),
+    2 * RUN_LIMIT_MS + 30_000,
   );
 
   it(
