@@ -128,6 +128,13 @@ export async function lastLedgerFrame(db: Db, runId: string): Promise<string | n
   return row?.id ?? null;
 }
 
+/** Objects a run wrote (its ledger's `created` ids): what a relabel moved, what a recall run queued. */
+export async function ledgerObjectCount(db: Db, runId: string): Promise<number> {
+  const [row] = await db.$queryRaw<Array<{ n: number }>>`
+    SELECT COALESCE(sum(cardinality(created)), 0)::int AS n FROM agent_run_frames WHERE run_id = ${runId}::uuid`;
+  return row?.n ?? 0;
+}
+
 /** The sessions a run has recorded an outcome for. */
 export async function sessionsRecorded(db: Db, runId: string): Promise<string[]> {
   return (await db.agentRunSession.findMany({ where: { runId }, select: { sessionId: true } })).map(

@@ -6,6 +6,7 @@ import { emptyRecallTally, RECALL_FAILURES_KEPT, type RecallTally } from '../../
 import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
 import { settleAgentRun, type RevertTally } from '../agent-runs/runs';
+import { ledgerObjectCount } from '../agent-runs/list';
 import { releaseSlot, takeSlot } from '../autolabel/slot';
 import { residentClosedSetDetector } from '../detect/closed-set';
 import { decodeFrame } from '../detect/frame-image';
@@ -28,13 +29,6 @@ export interface RecallRunSummary extends RecallTally {
 
 const paramsOf = async (db: Db, runId: string) =>
   (await db.agentRun.findUniqueOrThrow({ where: { id: runId } })).params as unknown as RecallRunParams;
-
-/** Candidates a run queued, from its ledger (a retried page cannot count twice). */
-async function countCandidates(db: Db, runId: string): Promise<number> {
-  const [row] = await db.$queryRaw<Array<{ n: number }>>`
-    SELECT COALESCE(sum(cardinality(created)), 0)::int AS n FROM agent_run_frames WHERE run_id = ${runId}::uuid`;
-  return row?.n ?? 0;
-}
 
 /**
  * Writes one frame's candidates as part of run `runId`, in one transaction: each missed detection
@@ -115,7 +109,7 @@ export function createRecallCpuActivities(deps: ActivityDeps) {
       const reverted = (run.changes as Partial<RecallRunSummary> | null)?.reverted ?? null;
       const summary: RecallRunSummary = {
         ...input.tally,
-        candidates: await countCandidates(db, input.runId),
+        candidates: await ledgerObjectCount(db, input.runId),
         reverted,
       };
       await settleAgentRun(deps, input, summary);

@@ -13,6 +13,7 @@ import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
 import { loadFrameImage } from '../annotations/crops';
 import { settleAgentRun, type RevertTally } from '../agent-runs/runs';
+import { ledgerObjectCount } from '../agent-runs/list';
 import { boxClassifierOn } from '../detect/box-classifier';
 import { releaseSlot, takeSlot } from '../autolabel/slot';
 import { residentClosedSetDetector } from '../detect/closed-set';
@@ -137,17 +138,10 @@ export function createRelabelCpuActivities(deps: ActivityDeps) {
       const reverted = (run.changes as Partial<RelabelRunSummary> | null)?.reverted ?? null;
       // A retried page finds its earlier frames written and counts their objects as kept: the
       // objects moved are what the ledger holds.
-      const objects_relabelled = await countRelabelled(db, input.runId);
+      const objects_relabelled = await ledgerObjectCount(db, input.runId);
       await settleAgentRun(deps, input, { ...input.tally, objects_relabelled, reverted });
     },
   };
-}
-
-/** Objects a run moved, from its ledger. */
-async function countRelabelled(db: Db, runId: string): Promise<number> {
-  const [row] = await db.$queryRaw<Array<{ n: number }>>`
-    SELECT COALESCE(sum(cardinality(created)), 0)::int AS n FROM agent_run_frames WHERE run_id = ${runId}::uuid`;
-  return row?.n ?? 0;
 }
 
 /** The GPU-slot step of a corpus relabel: the detector over one page of frames. */
