@@ -29,6 +29,7 @@ import { createTrackActivities } from './tracks/retrack';
 import { createRelabelCpuActivities, createRelabelGpuActivities } from './relabel';
 import { createRecallCpuActivities, createRecallGpuActivities } from './recall';
 import { createCampaignActivities } from './campaigns';
+import { createFlywheelActivities } from './flywheel/runs';
 import { createDiscoveryActivities } from './discovery';
 import type { ActivityDeps } from './deps';
 
@@ -63,6 +64,7 @@ export function createCpuActivities(deps: ActivityDeps) {
     ...createRelabelCpuActivities(deps),
     ...createRecallCpuActivities(deps),
     ...createCampaignActivities(deps),
+    ...createFlywheelActivities(deps),
     ...createDiscoveryActivities(deps),
   };
 }

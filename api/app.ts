@@ -68,6 +68,10 @@ import { createLineageRoutes } from './routes/campaigns/lineage';
 import { createCampaignRoutes } from './routes/campaigns';
 import { createDiscoveryRoutes } from './routes/discovery';
 import { createFlywheelAdaptiveRoutes } from './routes/flywheel/adaptive';
+import { createFlywheelLineageRoutes } from './routes/flywheel/lineage';
+import { createFlywheelRunRoutes } from './routes/flywheel/runs';
+import { createAgentFlywheelRoutes } from './routes/agent/flywheel';
+import { createFlywheelGateDirectedRoutes } from './routes/flywheel/gate-directed';
 import { createAgentFleetRoutes } from './routes/agent/fleet';
 import { createPredictionRoutes } from './routes/predictions';
 import { createQualityRoutes } from './routes/quality';
@@ -153,6 +157,10 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createCampaignRoutes(deps),
     createDiscoveryRoutes(deps),
     createFlywheelAdaptiveRoutes(deps),
+    createFlywheelLineageRoutes(deps),
+    createFlywheelRunRoutes(deps),
+    createAgentFlywheelRoutes(deps),
+    createFlywheelGateDirectedRoutes(deps),
     createAgentFleetRoutes(deps),
     createPredictionRoutes(deps),
     createQualityRoutes(deps),

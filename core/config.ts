@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parseBlocking } from './govern/consent';
 import { retentionScheduleSpec } from './govern/retention';
+import { SLICE_FIGURES } from './registry/slices';
 
 /**
  * The platform's configuration: one typed, validated object built from environment variables.
@@ -387,6 +388,17 @@ export const ConfigSchema = z.object({
         .default(24),
       /** Epochs of each iteration's challenger (the built-in trainer's head fine-tuning). */
       trainingEpochs: int.min(1).max(200).default(10),
+    })
+    .prefault({}),
+  /** The flywheel: its runs' waits (docs/flywheel.md) and gate-directed runs (docs/flywheel-gate-directed.md). */
+  flywheel: z
+    .object({
+      /** The slice figure a refused challenger's regressions are read on. */
+      gateDirectedMetric: z.enum(SLICE_FIGURES).default('map'),
+      /** A fall of that figure (or of a class's AP) smaller than this is noise, not a regression. */
+      gateDirectedMinDrop: num.gt(0).max(1).default(0.01),
+      /** How often a flywheel run looks again at a session still being ingested, or still in review (docs/flywheel.md). */
+      pollSeconds: int.min(1).max(86_400).default(60),
     })
     .prefault({}),
   /** Text reading with PaddleOCR's PP-OCRv4 models (docs/ocr-signs.md). */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { CAMPAIGN_SPLIT } from '../activities/campaigns';
+import { CHALLENGER_SPLIT } from '../activities/training/challenger';
 import { splitOf } from '../core/export/splits';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession } from '../testkit/media/vehicles';
@@ -24,7 +24,7 @@ let stack: IngestStack;
 function idInSplit(split: 'train' | 'val'): string {
   for (;;) {
     const id = crypto.randomUUID();
-    if (splitOf({ ...CAMPAIGN_SPLIT }, id) === split) return id;
+    if (splitOf({ ...CHALLENGER_SPLIT }, id) === split) return id;
   }
 }
 

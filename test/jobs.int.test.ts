@@ -92,7 +92,8 @@ describe('route security', () => {
   it('answers 404 for an unknown job and 422 for an unknown kind, a malformed id or cursor', async () => {
     expect((await call('POST', `/api/jobs/ingest/${someId}/cancel`, stack.admin)).status).toBe(404);
     expect((await call('POST', `/api/jobs/campaign/${someId}/cancel`, stack.admin)).status).toBe(404);
-    expect((await call('POST', `/api/jobs/flywheel/${someId}/cancel`, stack.admin)).status).toBe(422);
+    expect((await call('POST', `/api/jobs/flywheel/${someId}/cancel`, stack.admin)).status).toBe(404);
+    expect((await call('POST', `/api/jobs/teleport/${someId}/cancel`, stack.admin)).status).toBe(422);
     expect((await call('POST', '/api/jobs/ingest/nope/cancel', stack.admin)).status).toBe(422);
     expect((await call('GET', '/api/jobs?cursor=ingest.nope', stack.admin)).status).toBe(422);
     expect((await call('GET', '/api/jobs?state=paused', stack.admin)).status).toBe(422);

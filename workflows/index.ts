@@ -33,3 +33,4 @@ export * from './relabel';
 export * from './recall';
 export * from './campaign';
 export * from './discovery';
+export * from './flywheel';

@@ -11,29 +11,26 @@ import {
 } from '../../core/campaigns/plan';
 import { DEFAULT_WEIGHTS } from '../../core/activelearn/score';
 import { DEFAULT_EMBEDDING_MODEL } from '../../core/curation/embedding';
-import { DEFAULT_EXPORT_PREDICATE } from '../../core/curation/slice';
 import { DomainError, RefusedError } from '../../core/errors';
 import { onceEventId } from '../../core/events/notify';
-import { SplitIn } from '../../core/export/splits';
 import type { Campaign, Prisma } from '../../generated/prisma/client';
 import { batchProgress } from '../activelearn/loop';
 import { selectBatch } from '../activelearn/select';
 import { recordAudit } from '../audit';
 import type { ActivityDeps } from '../deps';
 import { emitEvent } from '../events/emit';
-import { queueExportJob } from '../export/jobs';
-import { exportWorkflowId } from '../export';
-import { forgetSpend, gateTrainingStart, trainingHourlyUsd } from '../govern/spend';
 import { classNames, evaluateRunOnGold, safetyClasses } from '../registry/evaluation';
 import { runOnGold, type GoldRun } from '../registry/runs';
-import { checkTrainingRequest, createTrainingJob } from '../training/jobs';
-import { TrainingConfigIn } from '../training/trainers';
+import {
+  exportedCommit,
+  queueChallengerTraining,
+  queueTrainingExport,
+  trainedModel,
+  type QueuedChild,
+} from '../training/challenger';
 
 /** A batch never takes more frames than one selection may pick (activelearn's SELECT_MAX_BUDGET). */
 export const CAMPAIGN_MAX_BATCH = 500;
-
-/** Sessions split for training only: the challenger is measured on the gold set, not on a test split. */
-export const CAMPAIGN_SPLIT = { seed: 12345, train: 0.8, val: 0.2, test: 0 };
 
 /** A model's per-class figures on gold, at IoU 0.5 (recall, precision, AP .50:.95, AP50, AR100). */
 export type CampaignMeasures = Record<CampaignMetric, number | null>;
@@ -227,86 +224,34 @@ export function createCampaignActivities(deps: ActivityDeps) {
       });
     },
 
-    /**
-     * The export job of this iteration's commit, queued for its child workflow: every accepted and
-     * auto-accepted object (the platform's training data) outside the gold set's sessions — a drive
-     * the campaign is measured on never trains its challenger — split by session into train and val.
-     */
-    async prepareCampaignExport(input: {
-      campaignId: string;
-    }): Promise<{ jobId: string; workflowId: string }> {
+    /** This iteration's export (activities/training/challenger.ts): the training data outside the gold set's sessions. */
+    async prepareCampaignExport(input: { campaignId: string }): Promise<QueuedChild> {
       const c = await load(input.campaignId);
       const gold = await db.goldSet.findUniqueOrThrow({ where: { id: c.goldId } });
-      try {
-        const { job } = await queueExportJob(
-          deps,
-          {
-            name: `campaign-${c.id.slice(0, 8)}`,
-            slice_id: null,
-            predicate: {
-              ...DEFAULT_EXPORT_PREDICATE,
-              ...(gold.sessionIds.length ? { exclude_session_ids: gold.sessionIds } : {}),
-            },
-            formats: ['coco'],
-            yolo_task: 'detect',
-            include_images: true,
-            split: SplitIn.parse(CAMPAIGN_SPLIT),
-          },
-          { userId: c.createdBy },
-        );
-        const workflowId = exportWorkflowId(job.id);
-        await db.exportJob.update({ where: { id: job.id }, data: { workflowId } });
-        return { jobId: job.id, workflowId };
-      } catch (err) {
-        return refusal(err);
-      }
+      return queueTrainingExport(deps, {
+        name: `campaign-${c.id.slice(0, 8)}`,
+        goldSessionIds: gold.sessionIds,
+        actorId: c.createdBy,
+      }).catch(refusal);
     },
 
-    /** The commit an export job made. */
     async exportedCommit(input: { jobId: string }): Promise<string> {
-      const job = await db.exportJob.findUniqueOrThrow({ where: { id: input.jobId } });
-      if (job.state !== 'succeeded' || !job.commitId)
-        throw ApplicationFailure.nonRetryable(
-          `export ${job.id} is ${job.state}, not succeeded`,
-          'CampaignRefused',
-        );
-      return job.commitId;
+      return exportedCommit(db, input.jobId).catch(refusal);
     },
 
-    /** The challenger's training job on the iteration's commit, gated on cost, queued for its child workflow. */
-    async prepareCampaignTraining(input: { campaignId: string; commitId: string }) {
+    /** The challenger's training job on the iteration's commit, gated on cost. */
+    async prepareCampaignTraining(input: { campaignId: string; commitId: string }): Promise<QueuedChild> {
       const c = await load(input.campaignId);
-      const request = {
-        dataset_commit_id: input.commitId,
-        parent_model_version: null,
+      return queueChallengerTraining(deps, {
+        commitId: input.commitId,
         name: `campaign ${c.name} iteration ${c.iteration}`,
-        task: 'detection',
-        trainer: 'head-finetune' as const,
-        compute_target: 'local' as const,
-        config: TrainingConfigIn.parse({ epochs: config.campaigns.trainingEpochs }),
-      };
-      try {
-        const { parent } = await checkTrainingRequest(deps, request);
-        const job = await createTrainingJob(deps, request, parent, c.createdBy);
-        try {
-          await gateTrainingStart(deps, job, await trainingHourlyUsd(deps, job));
-        } catch (err) {
-          await forgetSpend(db, job.id);
-          await db.trainingJob.delete({ where: { id: job.id } });
-          throw err;
-        }
-        return { jobId: job.id, workflowId: job.workflowId };
-      } catch (err) {
-        return refusal(err);
-      }
+        epochs: config.campaigns.trainingEpochs,
+        actorId: c.createdBy,
+      }).catch(refusal);
     },
 
-    /** The model a finished training job registered, and the parent it was fine-tuned from. */
     async trainedModel(input: { jobId: string }): Promise<{ modelVersion: string; parentVersion: string }> {
-      const job = await db.trainingJob.findUniqueOrThrow({ where: { id: input.jobId } });
-      if (job.status !== 'completed' || !job.modelVersion)
-        throw ApplicationFailure.nonRetryable(`training job ${job.id} is ${job.status}`, 'CampaignRefused');
-      return { modelVersion: job.modelVersion, parentVersion: job.parentVersion };
+      return trainedModel(db, input.jobId).catch(refusal);
     },
 
     /**

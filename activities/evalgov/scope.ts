@@ -9,7 +9,7 @@ import {
   type Scope,
 } from '../../core/evalgov';
 import type { Box } from '../../core/geometry';
-import type { GoldSet, InferenceRun } from '../../generated/prisma/client';
+import type { GoldSet, InferenceRun, Prisma } from '../../generated/prisma/client';
 import { findSlice, slicePredicate } from '../curation/slices';
 import type { Db } from '../db';
 import { findGold } from '../quality/gold';
@@ -175,7 +175,7 @@ export async function sliceScopes(
 }
 
 /** The ontology rows the roll-ups and safety floors read. */
-export const ontologyRows = (db: Db) =>
+export const ontologyRows = (db: Db | Prisma.TransactionClient) =>
   db.ontologyClass.findMany({ select: { id: true, name: true, l0: true, l1: true } });
 
 export interface OneSliceScope {

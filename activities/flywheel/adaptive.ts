@@ -50,7 +50,7 @@ export const cycleOut = (c: AdaptiveCycle) => ({
 export async function createCycle(
   db: Db,
   request: AdaptiveRequest,
-  origin: 'manual' | 'auto',
+  origin: 'manual' | 'auto' | 'gate',
   evidence: Record<string, unknown>,
   actor: CycleActor,
 ): Promise<{ cycle: AdaptiveCycle; result: AllocationResult }> {

@@ -12,8 +12,8 @@ import { findJob } from '../jobs/list';
  */
 
 /**
- * The job kinds the kill switch stops: GPU-slot and data-moving work, and the campaigns that start
- * it (a cancelled campaign's running export or training is cancelled with it).
+ * The job kinds the kill switch stops: GPU-slot and data-moving work, and the campaigns and flywheel
+ * runs that start it (a cancelled parent's running export or training is cancelled with it).
  */
 export const KILLSWITCH_JOB_KINDS = [
   'autolabel',
@@ -21,6 +21,7 @@ export const KILLSWITCH_JOB_KINDS = [
   'export',
   'corpus',
   'campaign',
+  'flywheel',
 ] as const satisfies readonly JobKind[];
 
 /** What the switch did to one job in flight. */

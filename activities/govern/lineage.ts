@@ -27,7 +27,7 @@ export const OBJECT_COMMITS_SCANNED = 100;
 
 type Deps = { db: Db; storage: ObjectStore };
 
-const lineageHref = (kind: LineageSubject['kind'], id: string) => `/api/govern/lineage/${kind}:${id}`;
+export const lineageHref = (kind: LineageSubject['kind'], id: string) => `/api/govern/lineage/${kind}:${id}`;
 
 const trainingSelect = {
   id: true,
@@ -48,7 +48,7 @@ const trainingOut = (j: TrainingRef) => ({
   href: `/api/training/${j.id}`,
 });
 
-const modelSelect = {
+export const modelSelect = {
   modelVersion: true,
   state: true,
   origin: true,
@@ -58,7 +58,7 @@ const modelSelect = {
   createdAt: true,
 } as const;
 type ModelRef = Prisma.ModelGetPayload<{ select: typeof modelSelect }>;
-const modelOut = (m: ModelRef) => ({
+export const modelOut = (m: ModelRef) => ({
   model_version: m.modelVersion,
   state: m.state,
   origin: m.origin,
@@ -145,7 +145,7 @@ async function ofSession(deps: Deps, id: string) {
   };
 }
 
-async function ofCommit(deps: Deps, id: string) {
+export async function ofCommit(deps: Deps, id: string) {
   const commit = await findCommit(deps.db, id);
   const { commit: _self, children, ...cameFrom } = await commitLineage(deps, commit);
   return {
@@ -157,7 +157,7 @@ async function ofCommit(deps: Deps, id: string) {
   };
 }
 
-async function ofModel(deps: Deps, version: string) {
+export async function ofModel(deps: Deps, version: string) {
   const [base, model, trainedBy] = await Promise.all([
     modelLineage(deps.db, version),
     deps.db.model.findUnique({ where: { modelVersion: version }, select: modelSelect }),

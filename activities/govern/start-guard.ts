@@ -2,7 +2,15 @@ import { ConflictError } from '../../core/errors';
 import type { Db } from '../db';
 
 /** Every kind of work the kill switch stops and keeps from starting (docs/killswitch.md). */
-export const GUARDED_WORK = ['autolabel', 'training', 'export', 'corpus_run', 'campaign', 'cloud'] as const;
+export const GUARDED_WORK = [
+  'autolabel',
+  'training',
+  'export',
+  'corpus_run',
+  'campaign',
+  'flywheel',
+  'cloud',
+] as const;
 export type GuardedWork = (typeof GUARDED_WORK)[number];
 
 /**

@@ -1,5 +1,6 @@
 import { jobOut as autolabelJobOut } from '../autolabel/jobs';
 import { FORGE_KINDS, forgeWorkflowId, type ForgeKind } from '../edgeforge/runs';
+import { flywheelRunLocation } from '../flywheel/runs';
 import { jobOut as ingestJobOut } from '../ingest/progress';
 import { progressOf, uniformState, type JobKind, type JobState } from '../../core/jobs/kinds';
 import { Prisma } from '../../generated/prisma/client';
@@ -223,6 +224,19 @@ export const JOB_SOURCES: Record<JobKind, JobSource> = {
       done: c.labelsUsed,
       total: c.labelBudget,
       link: `/api/campaigns/${c.id}`,
+    }),
+  }),
+  flywheel: source('flywheel', {
+    table: 'flywheel_runs',
+    rows: (db, ids) => db.flywheelRun.findMany(byIds(ids)),
+    view: (r) => ({
+      ...r,
+      raw: r.status,
+      startedAt: r.createdAt,
+      done: (r.stages as Array<{ state: string }>).filter((s) => s.state === 'done' || s.state === 'skipped')
+        .length,
+      total: (r.stages as unknown[]).length,
+      link: flywheelRunLocation(r.id),
     }),
   }),
 };

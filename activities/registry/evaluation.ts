@@ -107,7 +107,8 @@ export async function safetyClasses(db: Db, config: Pick<AppConfig, 'promotion'>
 }
 
 /** Class names by id, for readable evaluations and reasons. */
-export async function classNames(db: Db): Promise<Map<number, string>> {
+/** Ontology class names by id, inside a transaction or out of one. */
+export async function classNames(db: Db | Prisma.TransactionClient): Promise<Map<number, string>> {
   return new Map((await ontologyRows(db)).map((o) => [o.id, o.name]));
 }
 

@@ -23,6 +23,7 @@ import { recordAudit } from '../audit';
 import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
 import { loadGold, loadPredictions, parityEpsilon, sliceScopes, usableRun } from '../evalgov/scope';
+import { recordGateDirectedRun } from '../flywheel/gate-directed';
 import { currentChampion, findModel } from '../models/artifacts';
 import {
   classNames,
@@ -299,6 +300,8 @@ async function recordDecision(
         actorId: req.actor.userId,
       },
     });
+    // With the refusal, never after it: a refusal whose shortfalls were not kept cannot be collected for.
+    const directed = await recordGateDirectedRun(tx, row, deps.config.flywheel);
     await recordAudit(tx, {
       actorId: req.actor.userId,
       action: final.outcome === 'promoted' ? 'model.promote' : 'model.promotion_refused',
@@ -310,6 +313,7 @@ async function recordDecision(
         outcome: row.outcome,
         rule: row.rule,
         gold_id: row.goldId,
+        gate_directed_run_id: directed?.id ?? null,
       },
       requestId: req.actor.requestId,
     });

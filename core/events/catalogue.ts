@@ -113,6 +113,16 @@ export const EVENT_CATALOGUE = [
     emittedBy: 'the campaign workflow, at its end (docs/campaigns.md)',
   },
   {
+    kind: 'flywheel.finished',
+    subject: 'flywheel_run',
+    description:
+      'A flywheel run ended (a session through ingest → auto-label → review → export → train → gate, or a training cycle): completed with the gate’s outcome, failed at a stage, or cancelled',
+    payload: ['run_id', 'kind', 'session_id', 'status', 'stage', 'gate_outcome', 'error', 'started_by'],
+    notifies: { users: ['started_by'] },
+    title: 'Flywheel run {kind} {status} at {stage}',
+    emittedBy: 'the flywheel workflow, at its end (docs/flywheel.md)',
+  },
+  {
     kind: 'webhook.disabled',
     subject: 'webhook',
     description:

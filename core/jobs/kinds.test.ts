@@ -60,7 +60,7 @@ describe('job cursors', () => {
 
   it.each([
     ['no kind', encodeJobCursor(position).split('.')[1]!],
-    ['an unknown kind', `flywheel.${encodeJobCursor(position).split('.')[1]}`],
+    ['an unknown kind', `teleport.${encodeJobCursor(position).split('.')[1]}`],
     ['a broken keyset part', 'ingest.!!!'],
     ['nothing', ''],
   ])('refuses %s, naming query.cursor', (_what, cursor) => {

@@ -12,6 +12,7 @@ export const JOB_KINDS = [
   'errordetect',
   'edgeforge',
   'campaign',
+  'flywheel',
 ] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
@@ -98,6 +99,12 @@ export const STATE_MAPS: Record<JobKind, Readonly<Record<string, JobState>>> = {
     running: 'running',
     completed: 'completed',
     stopped: 'cancelled',
+    failed: 'failed',
+    cancelled: 'cancelled',
+  },
+  flywheel: {
+    running: 'running',
+    completed: 'completed',
     failed: 'failed',
     cancelled: 'cancelled',
   },

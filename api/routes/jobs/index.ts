@@ -24,6 +24,7 @@ export const JOB_ROLES: Record<JobKind, { read: Role; cancel: Role }> = {
   errordetect: { read: 'annotator', cancel: 'reviewer' },
   edgeforge: { read: 'annotator', cancel: 'reviewer' },
   campaign: { read: 'annotator', cancel: 'reviewer' },
+  flywheel: { read: 'annotator', cancel: 'reviewer' },
 };
 
 /** The `jobs` group (docs/jobs.md): every kind of job in one list, and one way to cancel them. */
