@@ -7,6 +7,7 @@ import { createTemporalHandle, type TemporalHandle } from '../runtime/temporal';
 import { createTokenIssuer, type TokenIssuer } from './auth/tokens';
 import { createEventHub, type EventHub } from '../runtime/event-hub';
 import { createRateLimiter, type RateLimiter } from './rate-limit';
+import { createSloRecorder, type SloRecorder } from './slo-recorder';
 
 /** Everything the routers need, built once per process and injected (tests build their own). */
 export interface AppDeps {
@@ -20,6 +21,8 @@ export interface AppDeps {
   limiter: RateLimiter;
   metrics: Registry;
   startedAt: Date;
+  /** Flushes the request histogram's counts for the SLO board (docs/slo.md). */
+  slo: SloRecorder;
 }
 
 export async function createAppDeps(config: AppConfig, logger: Logger): Promise<AppDeps> {
@@ -45,9 +48,12 @@ export async function createAppDeps(config: AppConfig, logger: Logger): Promise<
     }),
     metrics,
     startedAt: new Date(),
+    slo: createSloRecorder({ db, metrics, logger, flushSeconds: config.slo.flushSeconds }),
   };
 }
 
 export async function closeAppDeps(deps: AppDeps): Promise<void> {
+  // The last counts are flushed while the database is still there.
+  await deps.slo.close();
   await Promise.allSettled([deps.events.close(), deps.temporal.close(), deps.db.$disconnect()]);
 }

@@ -390,6 +390,13 @@ export const ConfigSchema = z.object({
       trainingEpochs: int.min(1).max(200).default(10),
     })
     .prefault({}),
+  /** Service-level objectives (docs/slo.md). */
+  slo: z
+    .object({
+      /** How often each API process flushes its request counts to slo_samples for the board. */
+      flushSeconds: int.min(1).max(3600).default(60),
+    })
+    .prefault({}),
   /** The flywheel: its runs' waits (docs/flywheel.md) and gate-directed runs (docs/flywheel-gate-directed.md). */
   flywheel: z
     .object({

@@ -1,9 +1,11 @@
-import { useApiForFile } from '../testkit/api';
+import { startTestApi, useApiForFile } from '../testkit/api';
+import { testConfig } from '../testkit/stack';
 
 /**
  * SLOs on the real API (docs/slo.md): an objective per route group, set and replaced, and the board
  * measuring it from the API's own request histogram — requests answered here move it, a 5xx spends
- * the error budget, a group without traffic reads as such.
+ * the error budget, a group without traffic reads as such — and from what other API processes
+ * flushed, on a timer and when they close, so the board spans processes and restarts.
  */
 const ctx = useApiForFile();
 const call = (method: string, path: string, token: string, body?: unknown) =>
@@ -80,11 +82,48 @@ it('reads a group with no traffic as no_traffic, lists the buckets it reads at, 
     error_rate_target: 0.01,
   });
   const b = await board();
-  expect(b.measured).toMatchObject({ source: 'http_request_duration_seconds of this API process' });
+  expect(b.measured.source).toMatch(
+    /^http_request_duration_seconds of every API process, flushed to slo_samples/,
+  );
   expect(b.measured.buckets_ms).toContain(250);
   expect(b.objectives.find((o: { route_group: string }) => o.route_group === 'billing')).toMatchObject({
     requests: 0,
     status: 'no_traffic',
   });
   expect((await call('GET', '/api/hardening/slo/board', ctx.token.annotator)).status).toBe(403);
+});
+
+it('adds up what other API processes answered: flushed on a timer while they run and when they close', async () => {
+  const before = await objective('govern');
+  const other = await startTestApi(testConfig({ DATABASE_URL: ctx.db.url, APP_SLO__FLUSH_SECONDS: '1' }));
+  const { db } = ctx.api.deps;
+  try {
+    for (let i = 0; i < 2; i++)
+      expect((await other.call('GET', '/api/govern/state', { token: ctx.token.admin })).status).toBe(200);
+    // Its timer flushes the two answers while it runs: the first API's board counts them.
+    for (
+      let i = 0;
+      i < 40 && !(await db.sloSample.count({ where: { processId: other.deps.slo.processId } }));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
+    const flushed = await db.sloSample.findMany({
+      where: { processId: other.deps.slo.processId, routeGroup: 'govern' },
+    });
+    expect(flushed.reduce((n, r) => n + r.requests, 0)).toBe(2);
+    expect((await objective('govern')).requests - before.requests).toBe(2);
+    // One more, then it stops (a restart): its close flushes what its timer had not.
+    expect((await other.call('GET', '/api/govern/state', { token: ctx.token.admin })).status).toBe(200);
+  } finally {
+    await other.close();
+  }
+  const after = await objective('govern');
+  expect(after.requests - before.requests).toBe(3);
+  expect(after.status).toBe('met');
+  // Nothing is counted twice: the rows add up to what the other process answered.
+  const rows = await db.sloSample.findMany({
+    where: { processId: other.deps.slo.processId, routeGroup: 'govern' },
+  });
+  expect(rows.reduce((n, r) => n + r.requests, 0)).toBe(3);
+  expect(Date.parse(after.measured_from)).toBeLessThanOrEqual(Date.now());
 });

@@ -1,16 +1,33 @@
 import { Histogram, Registry } from 'prom-client';
-import { groupCounts, HTTP_DURATION_BUCKETS, readBound, sloStatus, type HistogramSample } from './slo';
+import {
+  addSnapshots,
+  countsOf,
+  HTTP_DURATION_BUCKETS,
+  readBound,
+  sloStatus,
+  snapshotDelta,
+  snapshotGroups,
+  type HistogramSample,
+} from './slo';
 
-/** The API's histogram, fed known requests: [group, status, seconds]. */
-async function samples(requests: Array<[string, number, number]>): Promise<HistogramSample[]> {
-  const registry = new Registry();
-  const h = new Histogram({
+/** One group's counts for an objective, read from histogram samples. */
+const groupCounts = (s: readonly HistogramSample[], group: string, latencyMs: number) =>
+  countsOf(snapshotGroups(s).get(group) ?? addSnapshots([]), latencyMs);
+
+const histogram = () =>
+  new Histogram({
     name: 'http_request_duration_seconds',
     help: 'test',
     labelNames: ['method', 'route', 'route_group', 'status'],
     buckets: [...HTTP_DURATION_BUCKETS],
-    registers: [registry],
+    registers: [new Registry()],
   });
+
+/** The API's histogram, fed known requests: [group, status, seconds]. */
+async function samples(
+  requests: Array<[string, number, number]>,
+  h = histogram(),
+): Promise<HistogramSample[]> {
   for (const [group, status, seconds] of requests)
     h.observe({ method: 'GET', route: `/api/${group}`, route_group: group, status: String(status) }, seconds);
   return (await h.get()).values;
@@ -66,5 +83,42 @@ describe('SLO measurement', () => {
       status: 'no_traffic',
       latency: { compliance: null, met: null },
     });
+  });
+
+  it('counts what a process added since its last flush, and adds processes up as one', async () => {
+    const h = histogram();
+    const first = snapshotGroups(
+      await samples(
+        [
+          ['datasets', 200, 0.02],
+          ['review', 500, 0.01],
+        ],
+        h,
+      ),
+    );
+    const later = snapshotGroups(
+      await samples(
+        [
+          ['datasets', 200, 0.7],
+          ['datasets', 503, 0.01],
+        ],
+        h,
+      ),
+    );
+    const delta = snapshotDelta(later, first);
+    // The review group counted nothing new: no sample for it.
+    expect([...delta.keys()]).toEqual(['datasets']);
+    expect(countsOf(delta.get('datasets')!, 300)).toEqual({ total: 2, errors: 1, within: 0, bound_ms: 250 });
+    // Another process's flushed counts and this one's, added: as if one histogram had seen them all.
+    const other = snapshotGroups(await samples([['datasets', 200, 0.1]]));
+    const all = addSnapshots([first.get('datasets')!, delta.get('datasets')!, other.get('datasets')!]);
+    const one = await samples([
+      ['datasets', 200, 0.02],
+      ['datasets', 200, 0.7],
+      ['datasets', 503, 0.01],
+      ['datasets', 200, 0.1],
+    ]);
+    expect(countsOf(all, 300)).toEqual(groupCounts(one, 'datasets', 300));
+    expect(countsOf(all, 300)).toEqual({ total: 4, errors: 1, within: 2, bound_ms: 250 });
   });
 });

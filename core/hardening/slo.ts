@@ -41,27 +41,81 @@ export function readBound(latencyMs: number): number | null {
   return fits.length ? fits[fits.length - 1]! : null;
 }
 
-/** The counts of one route group from the histogram's samples (all methods, routes and statuses). */
-export function groupCounts(
-  samples: readonly HistogramSample[],
-  group: string,
-  latencyMs: number,
-): GroupCounts {
-  const bound = readBound(latencyMs);
-  let total = 0;
-  let errors = 0;
-  let within = 0;
+/**
+ * What a route group's answers add up to: all of them, the 5xx ones, and the non-5xx ones within
+ * each bucket bound (cumulative, in HTTP_DURATION_BUCKETS order). Snapshots of one histogram
+ * subtract (what was counted since) and add (several processes, flushed periods).
+ */
+export interface GroupSnapshot {
+  requests: number;
+  errors: number;
+  within: number[];
+}
+
+const emptySnapshot = (): GroupSnapshot => ({
+  requests: 0,
+  errors: 0,
+  within: HTTP_DURATION_BUCKETS.map(() => 0),
+});
+
+/** Every route group's snapshot from the histogram's samples (all methods, routes and statuses). */
+export function snapshotGroups(samples: readonly HistogramSample[]): Map<string, GroupSnapshot> {
+  const groups = new Map<string, GroupSnapshot>();
   for (const s of samples) {
-    if (s.labels.route_group !== group) continue;
+    const group = String(s.labels.route_group ?? 'none');
+    const g = groups.get(group) ?? emptySnapshot();
+    groups.set(group, g);
     const name = s.metricName ?? '';
     const status = Number(s.labels.status);
     if (name.endsWith('_count')) {
-      total += s.value;
-      if (status >= 500) errors += s.value;
-    } else if (name.endsWith('_bucket') && bound !== null && Number(s.labels.le) === bound && status < 500)
-      within += s.value;
+      g.requests += s.value;
+      if (status >= 500) g.errors += s.value;
+    } else if (name.endsWith('_bucket') && status < 500) {
+      const i = HTTP_DURATION_BUCKETS.findIndex((b) => b === Number(s.labels.le));
+      if (i >= 0) g.within[i]! += s.value;
+    }
   }
-  return { total, errors, within, bound_ms: bound === null ? null : bound * 1000 };
+  return groups;
+}
+
+export function addSnapshots(snapshots: Iterable<GroupSnapshot>): GroupSnapshot {
+  const sum = emptySnapshot();
+  for (const s of snapshots) {
+    sum.requests += s.requests;
+    sum.errors += s.errors;
+    s.within.forEach((v, i) => (sum.within[i]! += v));
+  }
+  return sum;
+}
+
+/** What `now` counted beyond `before`, per group; groups with nothing new are left out. */
+export function snapshotDelta(
+  now: ReadonlyMap<string, GroupSnapshot>,
+  before: ReadonlyMap<string, GroupSnapshot>,
+): Map<string, GroupSnapshot> {
+  const delta = new Map<string, GroupSnapshot>();
+  for (const [group, n] of now) {
+    const b = before.get(group) ?? emptySnapshot();
+    if (n.requests === b.requests) continue;
+    delta.set(group, {
+      requests: n.requests - b.requests,
+      errors: n.errors - b.errors,
+      within: n.within.map((v, i) => v - (b.within[i] ?? 0)),
+    });
+  }
+  return delta;
+}
+
+/** An objective's counts from a group's snapshot: its latency read at the largest bound not above it. */
+export function countsOf(snapshot: GroupSnapshot, latencyMs: number): GroupCounts {
+  const bound = readBound(latencyMs);
+  const i = bound === null ? -1 : HTTP_DURATION_BUCKETS.findIndex((b) => b === bound);
+  return {
+    total: snapshot.requests,
+    errors: snapshot.errors,
+    within: i >= 0 ? (snapshot.within[i] ?? 0) : 0,
+    bound_ms: bound === null ? null : bound * 1000,
+  };
 }
 
 export interface SloStatus extends SloObjective {

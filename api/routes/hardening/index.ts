@@ -6,14 +6,14 @@ import { RouteGroup } from '../../http/route-group';
 import { actorOf } from '../../http/actor';
 import { checkReproducible } from '../../../activities/hardening/reproducible';
 import { commitIdSchema } from '../../../activities/datasets/read';
-import type { Histogram } from 'prom-client';
 import { recordAudit } from '../../../activities/audit';
 import { InputError } from '../../../core/errors';
 import {
-  groupCounts,
   HTTP_DURATION_BUCKETS,
   HTTP_DURATION_METRIC,
   sloStatus,
+  addSnapshots,
+  countsOf,
 } from '../../../core/hardening/slo';
 import type { Slo } from '../../../generated/prisma/client';
 
@@ -153,23 +153,25 @@ export function createHardeningRoutes(deps: AppDeps, servedGroups: () => readonl
       '/api/hardening/slo/board',
       {
         summary:
-          'Every objective beside what this API process measured since it started, from its http_request_duration_seconds histogram: requests, latency compliance (read at the largest bucket bound not above the objective) and error rate, each with its error budget, spent and remaining, and whether it is met',
+          'Every objective beside what the API measured over its window — the http_request_duration_seconds histograms of every API process, flushed to the database, and this process’s counts not yet flushed: requests, latency compliance (read at the largest bucket bound not above the objective) and error rate, each with its error budget, spent and remaining, and whether it is met',
         access: 'reviewer',
       },
       async () => {
         const slos = await db.slo.findMany({ orderBy: { routeGroup: 'asc' } });
-        const metric = deps.metrics.getSingleMetric(HTTP_DURATION_METRIC) as Histogram | undefined;
-        const samples = metric ? (await metric.get()).values : [];
+        const pending = await deps.slo.pending();
         const now = new Date();
-        const uptimeMinutes = (now.getTime() - deps.startedAt.getTime()) / 60_000;
-        return {
-          measured: {
-            source: `${HTTP_DURATION_METRIC} of this API process`,
-            from: deps.startedAt.toISOString(),
-            to: now.toISOString(),
-            buckets_ms: HTTP_DURATION_BUCKETS.map((b) => b * 1000),
-          },
-          objectives: slos.map((s) => ({
+        const objectives = [];
+        for (const s of slos) {
+          const windowFrom = new Date(now.getTime() - s.windowMinutes * 60_000);
+          // Samples flushed inside the window, by every API process, and what this one has not flushed yet.
+          const rows = await db.sloSample.findMany({
+            where: { routeGroup: s.routeGroup, createdAt: { gt: windowFrom } },
+            select: { requests: true, errors: true, within: true, since: true },
+          });
+          const counted = addSnapshots([...rows, ...[pending.groups.get(s.routeGroup)].filter((g) => !!g)]);
+          const earliest = Math.min(pending.since.getTime(), ...rows.map((r) => r.since.getTime()));
+          const from = Math.max(earliest, windowFrom.getTime());
+          objectives.push({
             ...sloStatus(
               {
                 route_group: s.routeGroup,
@@ -177,12 +179,24 @@ export function createHardeningRoutes(deps: AppDeps, servedGroups: () => readonl
                 latency_target: s.latencyTarget,
                 error_rate_target: s.errorRateTarget,
               },
-              groupCounts(samples, s.routeGroup, s.latencyMs),
+              countsOf(counted, s.latencyMs),
             ),
             window_minutes: s.windowMinutes,
-            // The share of the objective's window the measurement covers.
-            window_covered: Math.min(1, Math.round((uptimeMinutes / s.windowMinutes) * 1e6) / 1e6),
-          })),
+            measured_from: new Date(from).toISOString(),
+            // The share of the objective's window the samples cover.
+            window_covered: Math.min(
+              1,
+              Math.round(((now.getTime() - from) / (s.windowMinutes * 60_000)) * 1e6) / 1e6,
+            ),
+          });
+        }
+        return {
+          measured: {
+            source: `${HTTP_DURATION_METRIC} of every API process, flushed to slo_samples every ${deps.config.slo.flushSeconds} s, with this process's counts since its last flush`,
+            to: now.toISOString(),
+            buckets_ms: HTTP_DURATION_BUCKETS.map((b) => b * 1000),
+          },
+          objectives,
         };
       },
     )
