@@ -5,7 +5,7 @@ import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession } from '../testkit/media/vehicles';
 import { openEventStream, type SseEvent } from '../testkit/sse';
 import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
-import { E_BIKE_SCENES, sceneFrames } from '../testkit/training';
+import { E_BIKE_SCENES, sceneFrames, sealEBikeGold } from '../testkit/training';
 
 /**
  * An active-learning campaign on the real stack (PostgreSQL, MinIO, Temporal, the gpu worker
@@ -121,30 +121,7 @@ describe('a campaign for bicycles', () => {
     const [bus, bicycle] = [await classId('bus'), await classId('bicycle')];
 
     // The gold set: held-out drives, boxes drawn by a reviewer, sealed.
-    const goldFrames = await sceneFrames(E_BIKE_SCENES.heldOut, 2);
-    const gold = await createVehicleSession(stack.api.deps, goldFrames, {
-      name: 'gold drive',
-      redacted: true,
-    });
-    for (const [i, f] of goldFrames.entries())
-      for (const [cls, box] of [
-        ['bus', f.truth.bus],
-        ['bicycle', f.truth.motorcycle],
-      ] as const)
-        expect(
-          (
-            await call('POST', `/api/frames/${gold.frames[i]!.id}/objects`, stack.reviewer, {
-              class_name: cls,
-              bbox: box,
-            })
-          ).status,
-        ).toBe(201);
-    const sealed = await call('POST', '/api/quality/gold/seal', stack.reviewer, {
-      name: 'e-bike gold',
-      frame_ids: gold.frames.map((f) => f.id),
-    });
-    expect(sealed.status).toBe(201);
-    goldId = sealed.body.id;
+    ({ goldId } = await sealEBikeGold(stack.api, stack.reviewer, 'e-bike gold'));
 
     // A drive already labelled by people (the export's val split), and two machine-labelled drives
     // whose e-bikes the machine was unsure of: the campaign's pool.

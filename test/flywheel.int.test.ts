@@ -5,7 +5,7 @@ import { startIngestStack, uploadDrive, type IngestStack } from '../testkit/medi
 import { createVehicleSession } from '../testkit/media/vehicles';
 import { makeDriveVideo, makePatternVideo } from '../testkit/media/video';
 import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
-import { E_BIKE_SCENES, sceneFrames } from '../testkit/training';
+import { E_BIKE_SCENES, sceneFrames, sealEBikeGold } from '../testkit/training';
 import { readFileSync } from 'node:fs';
 
 /**
@@ -108,27 +108,7 @@ beforeAll(async () => {
   const classId = async (name: string) => (await db.ontologyClass.findUniqueOrThrow({ where: { name } })).id;
   const [bus, bicycle] = [await classId('bus'), await classId('bicycle')];
   // The gold set: a held-out drive, boxes drawn by a reviewer, sealed.
-  const goldFrames = await sceneFrames(E_BIKE_SCENES.heldOut, 2);
-  const gold = await createVehicleSession(stack.api.deps, goldFrames, { name: 'gold drive', redacted: true });
-  for (const [i, f] of goldFrames.entries())
-    for (const [cls, box] of [
-      ['bus', f.truth.bus],
-      ['bicycle', f.truth.motorcycle],
-    ] as const)
-      expect(
-        (
-          await call('POST', `/api/frames/${gold.frames[i]!.id}/objects`, stack.reviewer, {
-            class_name: cls,
-            bbox: box,
-          })
-        ).status,
-      ).toBe(201);
-  const sealed = await call('POST', '/api/quality/gold/seal', stack.reviewer, {
-    name: 'flywheel gold',
-    frame_ids: gold.frames.map((f) => f.id),
-  });
-  expect(sealed.status).toBe(201);
-  goldSessionIds = [gold.session.id];
+  goldSessionIds = [(await sealEBikeGold(stack.api, stack.reviewer, 'flywheel gold')).sessionId];
   // Drives people labelled already, one in each split of the export: the corpus's training data.
   for (const split of ['train', 'val'] as const) {
     const frames = await sceneFrames(E_BIKE_SCENES.train.slice(0, 2), 2);

@@ -4,7 +4,8 @@ import type { AppDeps } from '../api/deps';
 import type { Box } from '../core/geometry';
 import type { DatasetCommit } from '../generated/prisma/client';
 import { createCommitFixture } from './commits';
-import { vehicleFrames, type VehicleFrame, type VehicleScene } from './media/vehicles';
+import type { TestApi } from './api';
+import { createVehicleSession, vehicleFrames, type VehicleFrame, type VehicleScene } from './media/vehicles';
 
 /**
  * Scenes of the e-bike story (vehicleFrames options, 640 px wide): a fleet whose e-bikes the shipped
@@ -32,6 +33,36 @@ export async function sceneFrames(
   const frames: VehicleFrame[] = [];
   for (const scene of scenes) frames.push(...(await vehicleFrames(perScene, { width: 640, ...scene })));
   return frames;
+}
+
+/**
+ * The e-bike story's gold set: a held-out drive whose buses and e-bikes (`bicycle`) a reviewer drew
+ * through the API, sealed. Answers the gold set and its drive's session.
+ */
+export async function sealEBikeGold(
+  api: Pick<TestApi, 'call' | 'deps'>,
+  reviewerToken: string,
+  name: string,
+): Promise<{ goldId: string; sessionId: string }> {
+  const goldFrames = await sceneFrames(E_BIKE_SCENES.heldOut, 2);
+  const gold = await createVehicleSession(api.deps, goldFrames, { name: `${name} drive`, redacted: true });
+  for (const [i, f] of goldFrames.entries())
+    for (const [cls, box] of [
+      ['bus', f.truth.bus],
+      ['bicycle', f.truth.motorcycle],
+    ] as const) {
+      const drawn = await api.call('POST', `/api/frames/${gold.frames[i]!.id}/objects`, {
+        token: reviewerToken,
+        body: { class_name: cls, bbox: box },
+      });
+      if (drawn.status !== 201) throw new Error(`gold box: ${drawn.status} ${JSON.stringify(drawn.body)}`);
+    }
+  const sealed = await api.call('POST', '/api/quality/gold/seal', {
+    token: reviewerToken,
+    body: { name, frame_ids: gold.frames.map((f) => f.id) },
+  });
+  if (sealed.status !== 201) throw new Error(`seal: ${sealed.status} ${JSON.stringify(sealed.body)}`);
+  return { goldId: sealed.body.id as string, sessionId: gold.session.id };
 }
 
 /**

@@ -8,11 +8,10 @@ import {
 } from '@temporalio/workflow';
 import type { CpuActivities } from '../activities';
 import type { CampaignStage, StopReason } from '../core/campaigns/plan';
-import { exportWorkflow } from './export';
+import { exportAsChild, trainingAsChild } from './challenger';
 import { reportingFailure } from './failure';
 import { inferenceRunWorkflow } from './inference-run';
 import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
-import { trainingWorkflow } from './training';
 
 export interface CampaignWorkflowInput {
   campaignId: string;
@@ -94,24 +93,14 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<St
 
       await steps.enterCampaignStage({ campaignId, stage: 'export' });
       const exported = await steps.prepareCampaignExport({ campaignId });
-      await executeChild(exportWorkflow, {
-        workflowId: exported.workflowId,
-        args: [{ jobId: exported.jobId, heartbeatTimeoutSeconds: input.exportHeartbeatSeconds }],
-      });
+      await exportAsChild(exported, input.exportHeartbeatSeconds);
       const commitId = await steps.exportedCommit({ jobId: exported.jobId });
       if (!(await approvedFor('train'))) return 'stopped';
       await steps.enterCampaignStage({ campaignId, stage: 'train' });
       const training = await steps.prepareCampaignTraining({ campaignId, commitId });
-      await executeChild(trainingWorkflow, {
-        workflowId: training.workflowId,
-        args: [
-          {
-            jobId: training.jobId,
-            gpuTaskQueue: input.gpuTaskQueue,
-            heartbeatTimeoutSeconds: input.trainingHeartbeatSeconds,
-            cloudSessionId: null,
-          },
-        ],
+      await trainingAsChild(training, {
+        gpuTaskQueue: input.gpuTaskQueue,
+        heartbeatTimeoutSeconds: input.trainingHeartbeatSeconds,
       });
       const trained = await steps.trainedModel({ jobId: training.jobId });
       if (stopRequested) return 'stopped';

@@ -8,10 +8,9 @@ import {
 import type { CpuActivities } from '../activities';
 import { STAGES_OF, type FlywheelKind, type FlywheelStage } from '../core/flywheel/stages';
 import { autoLabelWorkflow } from './autolabel';
-import { exportWorkflow } from './export';
+import { exportAsChild, trainingAsChild } from './challenger';
 import { promotionWorkflow } from './promotion';
 import { WAIT_FOR_STEP_ON_CANCEL } from './stop-cleanly';
-import { trainingWorkflow } from './training';
 
 export interface FlywheelWorkflowInput {
   runId: string;
@@ -85,25 +84,15 @@ export async function flywheelWorkflow(input: FlywheelWorkflowInput) {
     },
     export: async () => {
       const job = await steps.prepareFlywheelExport({ runId });
-      await executeChild(exportWorkflow, {
-        workflowId: job.workflowId,
-        args: [{ jobId: job.jobId, heartbeatTimeoutSeconds: input.exportHeartbeatSeconds }],
-      });
+      await exportAsChild(job, input.exportHeartbeatSeconds);
       commitId = await steps.flywheelExportedCommit({ runId, jobId: job.jobId });
       return { export_job_id: job.jobId, commit_id: commitId };
     },
     train: async () => {
       const job = await steps.prepareFlywheelTraining({ runId, commitId });
-      await executeChild(trainingWorkflow, {
-        workflowId: job.workflowId,
-        args: [
-          {
-            jobId: job.jobId,
-            gpuTaskQueue: input.gpuTaskQueue,
-            heartbeatTimeoutSeconds: input.trainingHeartbeatSeconds,
-            cloudSessionId: null,
-          },
-        ],
+      await trainingAsChild(job, {
+        gpuTaskQueue: input.gpuTaskQueue,
+        heartbeatTimeoutSeconds: input.trainingHeartbeatSeconds,
       });
       model = await steps.flywheelTrainedModel({ runId, jobId: job.jobId });
       return {

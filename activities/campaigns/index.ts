@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/common';
 import {
   afterEvaluation,
   batchBudget,
@@ -11,12 +10,13 @@ import {
 } from '../../core/campaigns/plan';
 import { DEFAULT_WEIGHTS } from '../../core/activelearn/score';
 import { DEFAULT_EMBEDDING_MODEL } from '../../core/curation/embedding';
-import { DomainError, RefusedError } from '../../core/errors';
+import { RefusedError } from '../../core/errors';
 import { onceEventId } from '../../core/events/notify';
 import type { Campaign, Prisma } from '../../generated/prisma/client';
 import { batchProgress } from '../activelearn/loop';
 import { selectBatch } from '../activelearn/select';
 import { recordAudit } from '../audit';
+import { refusedAs } from '../refusal';
 import type { ActivityDeps } from '../deps';
 import { emitEvent } from '../events/emit';
 import { classNames, evaluateRunOnGold, safetyClasses } from '../registry/evaluation';
@@ -99,11 +99,7 @@ export const campaignOut = (c: Campaign) => ({
   finished_at: c.finishedAt?.toISOString() ?? null,
 });
 
-/** The refusals of a step no retry mends (a domain refusal: nothing to select, a commit that cannot train): the workflow decides. */
-const refusal = (err: unknown): never => {
-  if (err instanceof DomainError) throw ApplicationFailure.nonRetryable(err.message, 'CampaignRefused');
-  throw err;
-};
+const refusal = refusedAs('CampaignRefused');
 
 /**
  * The steps of a campaign's workflow (docs/campaigns.md), on the `cpu` queue. Each is written to be

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { DomainError, NotFoundError, RefusedError } from '../../core/errors';
+import { NotFoundError, RefusedError } from '../../core/errors';
 import { onceEventId } from '../../core/events/notify';
 import {
   endRunningStage,
@@ -13,6 +13,7 @@ import { idCursorArgs, idPage } from '../../core/pagination';
 import type { FlywheelRun, GoldSet, Prisma } from '../../generated/prisma/client';
 import { autolabelRefusal, createAutolabelJob } from '../autolabel/jobs';
 import { recordAudit } from '../audit';
+import { refusedAs } from '../refusal';
 import type { Db } from '../db';
 import type { ActivityDeps } from '../deps';
 import { emitEvent } from '../events/emit';
@@ -102,11 +103,7 @@ export async function flywheelGold(db: Db, goldId: string | null): Promise<GoldS
   return gold;
 }
 
-/** A domain refusal no retry mends ends the run: the workflow records it as the run's failure. */
-const refusal = (err: unknown): never => {
-  if (err instanceof DomainError) throw ApplicationFailure.nonRetryable(err.message, 'FlywheelRefused');
-  throw err;
-};
+const refusal = refusedAs('FlywheelRefused');
 
 export function createFlywheelActivities(deps: ActivityDeps) {
   const { db } = deps;
