@@ -49,6 +49,8 @@ import { createGovernControllerRoutes } from './routes/govern/controller';
 import { createBillingRoutes } from './routes/billing';
 import { createGovernRedactionRoutes } from './routes/govern/redaction';
 import { createTrackRoutes } from './routes/tracks';
+import { createTrackEventRoutes } from './routes/tracks/events';
+import { createTrackInterpolationRoutes } from './routes/tracks/interpolate';
 import { createHardeningRoutes } from './routes/hardening';
 import { createRecallRoutes } from './routes/recall';
 import { createRelabelRoutes } from './routes/relabel';
@@ -142,6 +144,8 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createBillingRoutes(deps),
     createGovernRedactionRoutes(deps),
     createTrackRoutes(deps),
+    createTrackEventRoutes(deps),
+    createTrackInterpolationRoutes(deps),
     createHardeningRoutes(deps, () => groups.map((g) => g.name)),
     createAgentRunRoutes(deps),
     createAgentReanalyzeRoutes(deps),
