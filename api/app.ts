@@ -51,6 +51,8 @@ import { createGovernRedactionRoutes } from './routes/govern/redaction';
 import { createTrackRoutes } from './routes/tracks';
 import { createTrackEventRoutes } from './routes/tracks/events';
 import { createTrackInterpolationRoutes } from './routes/tracks/interpolate';
+import { createTrackRelabelRoutes } from './routes/tracks/relabel';
+import { createTrackEditRoutes } from './routes/tracks/edit';
 import { createHardeningRoutes } from './routes/hardening';
 import { createRecallRoutes } from './routes/recall';
 import { createRelabelRoutes } from './routes/relabel';
@@ -146,6 +148,8 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createTrackRoutes(deps),
     createTrackEventRoutes(deps),
     createTrackInterpolationRoutes(deps),
+    createTrackRelabelRoutes(deps),
+    createTrackEditRoutes(deps),
     createHardeningRoutes(deps, () => groups.map((g) => g.name)),
     createAgentRunRoutes(deps),
     createAgentReanalyzeRoutes(deps),
