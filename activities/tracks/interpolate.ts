@@ -17,6 +17,7 @@ import {
   type Span,
   type TrackObject,
 } from '../../core/tracking/interpolate';
+import type { StoredTrajectoryPoint as TrajectoryPoint } from '../../core/tracking/session';
 import { Prisma } from '../../generated/prisma/client';
 import { objectOut, type Actor, type Tx } from '../annotations/objects';
 import { recordAudit } from '../audit';
@@ -142,15 +143,6 @@ const fillProvenance = (
   },
 });
 
-interface TrajectoryPoint {
-  frame_id: string;
-  frame_index: number;
-  ts_ms: number;
-  object_id: string;
-  box: number[];
-  score: number;
-}
-
 /**
  * The track's trajectory with the fills in it: the tracker's points stay, a filled frame's point
  * names its object and box, so the track reads back with the boxes its objects have.
@@ -167,7 +159,7 @@ function trajectoryWith(
     frame_index: w.frameIndex,
     ts_ms: ts.get(w.frameId)!,
     object_id: w.objectId,
-    box: [...w.bbox],
+    box: w.bbox,
     // A fill has no detector score; like a person's box (conf null), the trajectory counts it as sure.
     score: 1,
   }));

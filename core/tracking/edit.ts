@@ -1,6 +1,7 @@
 import { RefusedError } from '../errors';
 import type { Box } from '../geometry';
 import { isMachineSource } from '../objects/sources';
+import type { StoredTrajectoryPoint } from './session';
 
 /**
  * Track edits (docs/track-edits.md), pure: merging two tracks, splitting one at a frame and
@@ -20,14 +21,7 @@ export interface EditObject {
 }
 
 /** A point of a stored trajectory (the tracker's shape, docs/tracks.md). */
-export interface TrajectoryPoint {
-  frame_id: string;
-  frame_index: number;
-  ts_ms: number;
-  object_id: string;
-  box: number[];
-  score: number;
-}
+export type TrajectoryPoint = StoredTrajectoryPoint;
 
 /** A switch the tracker reported itself, as stored: `frame` is the frame index, `frame_id` its frame. */
 export interface StoredSwitchFlag {
