@@ -1,4 +1,4 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import {
   findTarget,
   latencyDrift,
@@ -9,7 +9,7 @@ import {
   type Precision,
   type TimedSample,
 } from '../../core/edgeforge';
-import { DomainError, RefusedError } from '../../core/errors';
+import { RefusedError } from '../../core/errors';
 import type { Prisma } from '../../generated/prisma/client';
 import type { ActivityDeps } from '../deps';
 import { findArtifact } from '../edge/records';
@@ -35,6 +35,7 @@ import {
 } from './runs';
 import { environmentOf, openRunner, rssMb, timeRuns } from './runtime';
 import { readCpuTemperature } from './thermal';
+import { refusedAs } from '../refusal';
 
 export * from './runs';
 export { artifactOut } from './artifacts';
@@ -62,14 +63,7 @@ export interface CooptPoint {
 }
 
 /** Domain refusals cannot be cured by a retry: they fail the workflow with their message. */
-async function refusing<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof DomainError) throw ApplicationFailure.nonRetryable(err.message, 'EdgeForgeRefused');
-    throw err;
-  }
-}
+const refusing = <T>(work: () => Promise<T>): Promise<T> => work().catch(refusedAs('EdgeForgeRefused'));
 
 const beat = (): void => Context.current().heartbeat();
 

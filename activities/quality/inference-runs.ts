@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { ConflictError, DomainError, InputError, NotFoundError, RefusedError } from '../../core/errors';
+import { ConflictError, InputError, NotFoundError, RefusedError } from '../../core/errors';
 import { clipBox } from '../../core/geometry';
 import { goldOrigin, isMachineSource, type FirstReview } from '../../core/quality/gold';
 import type { InferenceRun, Prisma } from '../../generated/prisma/client';
@@ -16,6 +16,7 @@ import { decodeFrame } from '../detect/frame-image';
 import { objectLocation, readObject } from '../inspector/frame-objects';
 import { readModelArtifact } from '../models/artifacts';
 import { classIdsOf, ensureBuiltinModel, findModel } from './models';
+import { refusedAs } from '../refusal';
 
 /**
  * The prediction plane (docs/quality.md): an inference run is a model's predictions over a set of
@@ -302,10 +303,7 @@ export interface PredictRunHeartbeat {
 }
 
 /** A model that cannot run here: no retry mends it. */
-const modelFailure = (err: unknown): never => {
-  if (err instanceof DomainError) throw ApplicationFailure.nonRetryable(err.message, 'ModelUnavailable');
-  throw err;
-};
+const modelFailure = refusedAs('ModelUnavailable');
 
 /** The GPU half of the prediction plane: runs the closed-set detector over a run's frames, holding the slot. */
 export function createInferenceRunActivities(deps: ActivityDeps) {

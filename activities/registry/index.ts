@@ -1,5 +1,4 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { DomainError } from '../../core/errors';
 import type { GateRule } from '../../core/registry';
 import type { ActivityDeps } from '../deps';
 import {
@@ -10,18 +9,12 @@ import {
   type PromotionRequest,
 } from './gate';
 import { finishChampionSweep, planChampionSweep, type SweepPlan, type SweepRequest } from './sweep';
+import { refusedAs } from '../refusal';
 
 /** A domain refusal inside an activity (a model gone, a misconfigured floor): no retry mends it. */
 export const REGISTRY_REFUSED = 'RegistryRefused';
 
-async function refusing<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof DomainError) throw ApplicationFailure.nonRetryable(err.message, REGISTRY_REFUSED);
-    throw err;
-  }
-}
+const refusing = <T>(work: () => Promise<T>): Promise<T> => work().catch(refusedAs(REGISTRY_REFUSED));
 
 /** The workflow run an activity serves: its decision is recorded once per run, whatever the retries. */
 function workflowRunId(): string {
