@@ -1,11 +1,15 @@
 import path from 'node:path';
-import { CHALLENGER_SPLIT } from '../activities/training/challenger';
-import { splitOf } from '../core/export/splits';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createVehicleSession } from '../testkit/media/vehicles';
 import { openEventStream, type SseEvent } from '../testkit/sse';
 import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
-import { E_BIKE_SCENES, sceneFrames, sealEBikeGold } from '../testkit/training';
+import {
+  E_BIKE_SCENES,
+  idInChallengerSplit,
+  labelledEBikeDrive,
+  sceneFrames,
+  sealEBikeGold,
+} from '../testkit/training';
 
 /**
  * An active-learning campaign on the real stack (PostgreSQL, MinIO, Temporal, the gpu worker
@@ -19,14 +23,6 @@ jest.setTimeout(600_000);
 const HISTORY = path.join(__dirname, 'histories/campaign.json');
 
 let stack: IngestStack;
-
-/** A session id whose drive falls in `split` of the campaign's export (splits are drawn per session id). */
-function idInSplit(split: 'train' | 'val'): string {
-  for (;;) {
-    const id = crypto.randomUUID();
-    if (splitOf({ ...CHALLENGER_SPLIT }, id) === split) return id;
-  }
-}
 
 beforeAll(async () => {
   stack = await startIngestStack({
@@ -125,34 +121,11 @@ describe('a campaign for bicycles', () => {
 
     // A drive already labelled by people (the export's val split), and two machine-labelled drives
     // whose e-bikes the machine was unsure of: the campaign's pool.
-    const labelledFrames = await sceneFrames(E_BIKE_SCENES.train.slice(0, 1), 2);
-    const labelled = await createVehicleSession(stack.api.deps, labelledFrames, {
-      id: idInSplit('val'),
-      redacted: true,
-    });
-    for (const [i, f] of labelledFrames.entries())
-      await db.annoObject.createMany({
-        data: [
-          {
-            frameId: labelled.frames[i]!.id,
-            classId: bus,
-            bbox: f.truth.bus,
-            source: 'human',
-            state: 'accepted',
-          },
-          {
-            frameId: labelled.frames[i]!.id,
-            classId: bicycle,
-            bbox: f.truth.motorcycle,
-            source: 'human',
-            state: 'accepted',
-          },
-        ],
-      });
+    await labelledEBikeDrive(stack.api.deps, E_BIKE_SCENES.train.slice(0, 1), 'val');
     for (const scenes of [E_BIKE_SCENES.train.slice(0, 2), E_BIKE_SCENES.train.slice(2)]) {
       const frames = await sceneFrames(scenes, 2);
       const pool = await createVehicleSession(stack.api.deps, frames, {
-        id: idInSplit('train'),
+        id: idInChallengerSplit('train'),
         redacted: true,
       });
       for (const [i, f] of frames.entries())

@@ -1,11 +1,8 @@
 import path from 'node:path';
-import { CHALLENGER_SPLIT } from '../activities/training/challenger';
-import { splitOf } from '../core/export/splits';
 import { startIngestStack, uploadDrive, type IngestStack } from '../testkit/media/harness';
-import { createVehicleSession } from '../testkit/media/vehicles';
 import { makeDriveVideo, makePatternVideo } from '../testkit/media/video';
 import { recordHistoryIfAsked, replayRecordedHistory } from '../testkit/temporal';
-import { E_BIKE_SCENES, sceneFrames, sealEBikeGold } from '../testkit/training';
+import { E_BIKE_SCENES, labelledEBikeDrive, sealEBikeGold } from '../testkit/training';
 import { readFileSync } from 'node:fs';
 
 /**
@@ -80,14 +77,6 @@ async function runWhen(runId: string, what: string, done: (r: RunOut) => boolean
   }
 }
 
-/** A session id whose drive falls in `split` of a challenger's export (splits are drawn per session id). */
-function idInSplit(split: 'train' | 'val'): string {
-  for (;;) {
-    const id = crypto.randomUUID();
-    if (splitOf({ ...CHALLENGER_SPLIT }, id) === split) return id;
-  }
-}
-
 /** Uploads a drive and starts its ingest; answers its session. The pattern drive passes the health gate, the dashcam drive (blur, darkness, duplicates) does not. */
 async function startIngest(drive: 'pattern' | 'dashcam', seconds: number, name: string): Promise<string> {
   const file =
@@ -104,38 +93,11 @@ async function startIngest(drive: 'pattern' | 'dashcam', seconds: number, name: 
 let goldSessionIds: string[];
 
 beforeAll(async () => {
-  const { db } = stack.api.deps;
-  const classId = async (name: string) => (await db.ontologyClass.findUniqueOrThrow({ where: { name } })).id;
-  const [bus, bicycle] = [await classId('bus'), await classId('bicycle')];
   // The gold set: a held-out drive, boxes drawn by a reviewer, sealed.
   goldSessionIds = [(await sealEBikeGold(stack.api, stack.reviewer, 'flywheel gold')).sessionId];
   // Drives people labelled already, one in each split of the export: the corpus's training data.
-  for (const split of ['train', 'val'] as const) {
-    const frames = await sceneFrames(E_BIKE_SCENES.train.slice(0, 2), 2);
-    const labelled = await createVehicleSession(stack.api.deps, frames, {
-      id: idInSplit(split),
-      redacted: true,
-    });
-    for (const [i, f] of frames.entries())
-      await db.annoObject.createMany({
-        data: [
-          {
-            frameId: labelled.frames[i]!.id,
-            classId: bus,
-            bbox: f.truth.bus,
-            source: 'human',
-            state: 'accepted',
-          },
-          {
-            frameId: labelled.frames[i]!.id,
-            classId: bicycle,
-            bbox: f.truth.motorcycle,
-            source: 'human',
-            state: 'accepted',
-          },
-        ],
-      });
-  }
+  for (const split of ['train', 'val'] as const)
+    await labelledEBikeDrive(stack.api.deps, E_BIKE_SCENES.train.slice(0, 2), split);
 }, 120_000);
 
 describe('a session through the flywheel', () => {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import { CHALLENGER_SPLIT } from '../activities/training/challenger';
 import type { AppDeps } from '../api/deps';
+import { splitOf } from '../core/export/splits';
 import type { Box } from '../core/geometry';
 import type { DatasetCommit } from '../generated/prisma/client';
 import { createCommitFixture } from './commits';
@@ -33,6 +35,44 @@ export async function sceneFrames(
   const frames: VehicleFrame[] = [];
   for (const scene of scenes) frames.push(...(await vehicleFrames(perScene, { width: 640, ...scene })));
   return frames;
+}
+
+/** A session id whose drive falls in `split` of a challenger's export (splits are drawn per session id). */
+export function idInChallengerSplit(split: 'train' | 'val'): string {
+  for (;;) {
+    const id = randomUUID();
+    if (splitOf({ ...CHALLENGER_SPLIT }, id) === split) return id;
+  }
+}
+
+/**
+ * A drive of the e-bike story people labelled already (buses, and e-bikes as `bicycle`, human and
+ * accepted), in `split` of a challenger's export: training data a campaign or flywheel run exports.
+ */
+export async function labelledEBikeDrive(
+  deps: Pick<AppDeps, 'db' | 'storage'>,
+  scenes: readonly VehicleScene[],
+  split: 'train' | 'val',
+) {
+  const { db } = deps;
+  const classId = async (name: string) => (await db.ontologyClass.findUniqueOrThrow({ where: { name } })).id;
+  const [bus, bicycle] = [await classId('bus'), await classId('bicycle')];
+  const frames = await sceneFrames(scenes, 2);
+  const drive = await createVehicleSession(deps, frames, { id: idInChallengerSplit(split), redacted: true });
+  for (const [i, f] of frames.entries())
+    await db.annoObject.createMany({
+      data: [
+        { frameId: drive.frames[i]!.id, classId: bus, bbox: f.truth.bus, source: 'human', state: 'accepted' },
+        {
+          frameId: drive.frames[i]!.id,
+          classId: bicycle,
+          bbox: f.truth.motorcycle,
+          source: 'human',
+          state: 'accepted',
+        },
+      ],
+    });
+  return drive;
 }
 
 /**
