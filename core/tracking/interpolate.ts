@@ -42,30 +42,22 @@ export interface SessionFrameRef {
   tsMs: number;
 }
 
+/** A frame's shape between two anchors: what a created or recomputed fill holds. */
+interface FrameFill {
+  frameId: string;
+  frameIndex: number;
+  shape: TrackShape;
+  className: string;
+  /** Where between the anchors, by time: 0 at `from`, 1 at `to`. */
+  t: number;
+  fromObjectId: string;
+  toObjectId: string;
+}
+
 /** What interpolation did, or would do, on one frame. */
 export type FramePlan =
-  | {
-      frameId: string;
-      frameIndex: number;
-      action: 'create';
-      shape: TrackShape;
-      className: string;
-      /** Where between the anchors, by time: 0 at `from`, 1 at `to`. */
-      t: number;
-      fromObjectId: string;
-      toObjectId: string;
-    }
-  | {
-      frameId: string;
-      frameIndex: number;
-      action: 'update';
-      objectId: string;
-      shape: TrackShape;
-      className: string;
-      t: number;
-      fromObjectId: string;
-      toObjectId: string;
-    }
+  | (FrameFill & { action: 'create' })
+  | (FrameFill & { action: 'update'; objectId: string })
   | {
       frameId: string;
       frameIndex: number;
