@@ -27,7 +27,7 @@ import {
 import { SPLITS, splitOf, type Split, type SplitSpec } from '../../core/export/splits';
 import { emptyTally, tallyPage, type ExportTally, type TalliedFrame } from '../../core/export/tally';
 import { yoloBoxLine, yoloDataYaml, yoloPolygonLine, type YoloTask } from '../../core/export/yolo';
-import type { Prisma } from '../../generated/prisma/client';
+import type { ExportJob, Prisma } from '../../generated/prisma/client';
 import { createMaskStore } from '../annotations/masks';
 import { objectLocation, readObject } from '../inspector/frame-objects';
 import { recordAudit } from '../audit';
@@ -57,6 +57,7 @@ import { tallyContext } from './tally-context';
 import { mapLimit } from '../../core/map-limit';
 import { createExportStore } from './storage';
 import { createParquetEncoder, type ParquetEncoder } from './parquet-thread';
+import { completeCommitRebuild, failCommitRebuild } from '../hardening/reproducible';
 
 /**
  * The export of a slice (ExportWorkflow, `export-<job_id>`; docs/datasets.md):
@@ -103,6 +104,8 @@ export interface ExportProgress {
   gate: GateReport;
   /** Sessions of the slice left out because their consent blocks export (docs/consent.md). */
   consent_excluded: BlockedSession[];
+  /** A rebuild's comparison with the commit it reproduces, once finished (docs/hardening.md). */
+  reproduction?: Awaited<ReturnType<typeof completeCommitRebuild>>;
 }
 
 export interface ExportOutcome {
@@ -451,6 +454,42 @@ export function createExportActivities(deps: ActivityDeps) {
     };
   }
 
+  /**
+   * The end of a rebuild for a reproducibility check: its files are compared with the commit's
+   * (activities/hardening/reproducible.ts), the result recorded on the job and its check, and only
+   * then is the scratch prefix removed, so a retry after the removal finds the result recorded.
+   */
+  async function finishRebuild(
+    job: ExportJob,
+    files: CommitFile[],
+    sessions: ReadonlyArray<{ id: string }>,
+    progress: ExportProgress,
+  ): Promise<ExportOutcome> {
+    const reproduction = await completeCommitRebuild(deps, job, {
+      files,
+      sessionIds: sessions.map((s) => s.id),
+      consentExcluded: progress.consent_excluded,
+    });
+    await db.exportJob.update({
+      where: { id: job.id },
+      data: { state: 'succeeded', progress: json({ ...progress, reproduction }), finishedAt: new Date() },
+    });
+    await store.removePrefix(jobPrefix(job.id));
+    const summary = {
+      check_id: reproduction.check_id,
+      commit_id: job.reproducesCommitId,
+      reproduced: reproduction.reproduced,
+      differences: reproduction.differences_total,
+    };
+    await emitJobEvent(
+      db,
+      { kind: 'export', id: job.id, startedBy: job.createdBy },
+      { kind: 'job.completed', summary },
+    );
+    await publish('export.reproduced', { job_id: job.id, ...summary });
+    return { job_id: job.id, state: 'succeeded', commit_id: null, gate: progress.gate };
+  }
+
   return {
     /**
      * Marks the job running and fixes the plan. An enforcing gate runs again here, on the data as
@@ -489,6 +528,8 @@ export function createExportActivities(deps: ActivityDeps) {
           job_id: job.id,
           gate: { ...gate, blocking_sessions: gate.blocking_sessions.length },
         });
+        if (job.reproductionCheckId)
+          await failCommitRebuild(db, job.reproductionCheckId, 'the privacy gate refused the rebuild');
         return { refused: true, gate };
       }
       const totals = consent ? await sliceTotals(sql(), settings.predicate) : null;
@@ -657,13 +698,16 @@ export function createExportActivities(deps: ActivityDeps) {
     /** Assembles the COCO files, `data.yaml` and the datasheet; records and signs the commit. */
     async finishExport(input: ExportWorkflowInput): Promise<ExportOutcome> {
       const job = await loadJob(input.jobId);
-      if (job.state === 'succeeded' && job.commitId)
+      if (job.state === 'succeeded' && (job.commitId || job.reproducesCommitId)) {
+        // A retried rebuild whose result is recorded may still have its scratch files to remove.
+        if (job.reproducesCommitId) await store.removePrefix(jobPrefix(job.id));
         return {
           job_id: job.id,
           state: 'succeeded',
           commit_id: job.commitId,
           gate: job.gate as unknown as GateReport,
         };
+      }
       const settings = settingsOf(job);
       const progress = job.progress as unknown as ExportProgress;
       const cursor = (job.cursor as ExportCursor | null) ?? { page: 0, after: null, frames: 0, objects: 0 };
@@ -779,6 +823,7 @@ export function createExportActivities(deps: ActivityDeps) {
         ),
         await store.put(`${out}datasheet.md`, 'datasheet.md', datasheetMarkdown(datasheet), 'text/markdown'),
       );
+      if (job.reproducesCommitId) return finishRebuild(job, files, context.sessions, progress);
       const commit = await recordCommit(
         { db, config },
         {
@@ -852,6 +897,7 @@ export function createExportActivities(deps: ActivityDeps) {
           { kind: 'export', id: job.id, startedBy: job.createdBy },
           { kind: 'job.failed', reason: input.error },
         );
+      if (job?.reproductionCheckId) await failCommitRebuild(db, job.reproductionCheckId, input.error);
       await publish('export.failed', { job_id: input.jobId, error: input.error });
     },
   };

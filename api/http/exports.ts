@@ -163,6 +163,13 @@ export function exportJobOut(job: ExportJob) {
     },
     resumable: job.state === 'failed',
     commit_id: job.commitId,
+    reproduces: job.reproducesCommitId
+      ? {
+          commit_id: job.reproducesCommitId,
+          check_id: job.reproductionCheckId,
+          result: p.reproduction ?? null,
+        }
+      : null,
     error: job.error,
     workflow_id: job.workflowId,
     created_by: job.createdBy,

@@ -35,3 +35,34 @@ export function jsonDifferences(original: unknown, now: unknown, path = ''): Dif
     ? []
     : [{ path, original: original ?? null, now: now ?? null }];
 }
+
+/** A dataset file as a manifest lists it. */
+export interface ManifestFile {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+/**
+ * Where a rebuilt export's files differ from a commit's manifest, by path: a file the rebuild did
+ * not write (`now: null`), one the commit did not hold (`original: null`), and for a file in both,
+ * its hash and its size.
+ */
+export function manifestDifferences(
+  original: readonly ManifestFile[],
+  rebuilt: readonly ManifestFile[],
+): Difference[] {
+  const before = new Map(original.map((f) => [f.path, f]));
+  const after = new Map(rebuilt.map((f) => [f.path, f]));
+  const paths = [...new Set([...before.keys(), ...after.keys()])].sort();
+  return paths.flatMap((path): Difference[] => {
+    const a = before.get(path);
+    const b = after.get(path);
+    if (!a) return [{ path, original: null, now: b!.sha256 }];
+    if (!b) return [{ path, original: a.sha256, now: null }];
+    const out: Difference[] = [];
+    if (a.sha256 !== b.sha256) out.push({ path: `${path}.sha256`, original: a.sha256, now: b.sha256 });
+    if (a.size !== b.size) out.push({ path: `${path}.size`, original: a.size, now: b.size });
+    return out;
+  });
+}

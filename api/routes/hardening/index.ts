@@ -4,7 +4,16 @@ import { systemResources } from '../../../activities/hardening/resources';
 import type { AppDeps } from '../../deps';
 import { RouteGroup } from '../../http/route-group';
 import { actorOf } from '../../http/actor';
-import { checkReproducible } from '../../../activities/hardening/reproducible';
+import {
+  checkEvaluationReproducible,
+  forgetCommitRebuild,
+  queueCommitRebuild,
+} from '../../../activities/hardening/reproducible';
+import { exportWorkflowId } from '../../../activities/export';
+import { exportWorkflow } from '../../../workflows/export';
+import { startWorkflowFor } from '../../http/start-workflow';
+import type { Actor } from '../../../activities/annotations/objects';
+import type { Response } from 'express';
 import { commitIdSchema } from '../../../activities/datasets/read';
 import { recordAudit } from '../../../activities/audit';
 import { InputError } from '../../../core/errors';
@@ -96,20 +105,20 @@ export function createHardeningRoutes(deps: AppDeps, servedGroups: () => readonl
       '/api/hardening/reproducible',
       {
         summary:
-          "Checks that a result reproduces: an evaluation computed again from the same run, gold set, slice, IoU threshold and parity tolerance and compared figure by figure with what was stored; or a dataset commit's stored files hashed again against its signed manifest, and its certificate's signature checked. Recorded as a governance run and audited",
+          "Checks that a result reproduces. An evaluation is computed again from the same run, gold set, slice, IoU threshold and parity tolerance and compared figure by figure with what was stored (200). A dataset commit's export is rebuilt (export workflow export-<job_id>, into a scratch prefix, recording no commit) from its selection, split, formats and gate mode and compared file by file with its manifest, its stored files hashed again and its certificate's signature checked (202, Location: the rebuild's export job, whose `reproduces.result` is the answer). Recorded as a governance run and audited",
         access: 'reviewer',
         body: { name: 'ReproducibleIn', schema: ReproducibleIn },
+        alsoSucceeds: { 202: "a commit's rebuild started" },
         statuses: {
           404: 'no such evaluation operation or dataset commit',
+          409: 'the kill switch is engaged (a rebuild is an export)',
           422: 'the run, gold set or slice it was computed from is no longer usable',
         },
       },
-      async ({ body, principal, req }) =>
-        checkReproducible(
-          deps,
-          body.evaluation_id ? { evaluationId: body.evaluation_id } : { commitId: body.commit_id! },
-          actorOf(principal, req),
-        ),
+      async ({ body, principal, req, res }) =>
+        body.evaluation_id
+          ? checkEvaluationReproducible(deps, body.evaluation_id, actorOf(principal, req))
+          : startCommitRebuild(deps, res, body.commit_id!, actorOf(principal, req)),
     )
     .post(
       '/api/hardening/slo',
@@ -219,4 +228,36 @@ export function createHardeningRoutes(deps: AppDeps, servedGroups: () => readonl
       },
       async () => systemResources({ db: deps.db, config: deps.config, connection: deps.temporal.connection }),
     );
+}
+
+/** Queues a commit's rebuild and its check, then starts the export workflow that does it. */
+async function startCommitRebuild(deps: AppDeps, res: Response, commitId: string, actor: Actor) {
+  const queued = await queueCommitRebuild(deps, commitId, actor);
+  const { job, check, subject } = queued;
+  const workflowId = exportWorkflowId(job.id);
+  const started = await startWorkflowFor(deps, res, {
+    workflow: exportWorkflow,
+    workflowId,
+    args: [{ jobId: job.id, heartbeatTimeoutSeconds: deps.config.export.heartbeatTimeoutSeconds }],
+    location: `/api/exports/${job.id}/progress`,
+    what: `the rebuild of commit ${commitId}`,
+    forget: () => forgetCommitRebuild(deps.db, queued),
+  });
+  await deps.db.exportJob.update({ where: { id: job.id }, data: { workflowId } });
+  await recordAudit(deps.db, {
+    actorId: actor.userId,
+    action: 'hardening.reproducible_started',
+    subjectType: 'dataset_commit',
+    subjectId: commitId,
+    detail: { check_id: check.id, job_id: job.id },
+    requestId: actor.requestId,
+  });
+  return {
+    check_id: check.id,
+    subject,
+    state: 'running',
+    job_id: job.id,
+    created_at: check.createdAt.toISOString(),
+    ...started,
+  };
 }
