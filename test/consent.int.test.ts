@@ -1,6 +1,5 @@
-import type { Frame } from '../generated/prisma/client';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
-import { createSessionFixture } from '../testkit/session-fixtures';
+import { createExportableDrive } from '../testkit/session-fixtures';
 
 /**
  * A data-protection officer records consent on the real stack (PostgreSQL, Temporal, MinIO, the
@@ -20,28 +19,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** A drive of three frames, each redacted and audited, with one accepted car. */
-async function drive(name: string): Promise<{ sessionId: string; frames: Frame[] }> {
-  const { db, storage } = stack.api.deps;
-  const { session, frames } = await createSessionFixture(
-    { db, storage },
-    { frames: 3, redacted: true, session: { name } },
-  );
-  for (const f of frames) {
-    await db.piiAudit.create({ data: { frameId: f.id, nFaces: 0, regions: [] } });
-    await db.annoObject.create({
-      data: {
-        frameId: f.id,
-        classId: carId,
-        bbox: [4, 4, 40, 30],
-        source: 'human',
-        state: 'accepted',
-        conf: 1,
-      },
-    });
-  }
-  return { sessionId: session.id, frames };
-}
+const drive = (name: string) => createExportableDrive(stack.api.deps, { name, frames: 3, classId: carId });
 
 const call = (method: string, path: string, token: string, body?: unknown) =>
   stack.api.call(method, path, { token, body });

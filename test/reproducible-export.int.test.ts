@@ -1,7 +1,6 @@
 import { listKeys } from '../activities/ingest/storage';
-import type { Frame } from '../generated/prisma/client';
 import { startIngestStack, type IngestStack } from '../testkit/media/harness';
-import { createSessionFixture } from '../testkit/session-fixtures';
+import { createExportableDrive } from '../testkit/session-fixtures';
 
 /**
  * `POST /api/hardening/reproducible` for a dataset commit on the real stack (PostgreSQL, Temporal,
@@ -25,28 +24,7 @@ afterAll(async () => {
 const call = (method: string, path: string, token: string, body?: unknown) =>
   stack.api.call(method, path, { token, body });
 
-/** A drive of two redacted, audited frames, each with one accepted car. */
-async function drive(name: string): Promise<{ sessionId: string; frames: Frame[] }> {
-  const { db, storage } = stack.api.deps;
-  const { session, frames } = await createSessionFixture(
-    { db, storage },
-    { frames: 2, redacted: true, session: { name } },
-  );
-  for (const f of frames) {
-    await db.piiAudit.create({ data: { frameId: f.id, nFaces: 0, regions: [] } });
-    await db.annoObject.create({
-      data: {
-        frameId: f.id,
-        classId: carId,
-        bbox: [4, 4, 40, 30],
-        source: 'human',
-        state: 'accepted',
-        conf: 1,
-      },
-    });
-  }
-  return { sessionId: session.id, frames };
-}
+const drive = (name: string) => createExportableDrive(stack.api.deps, { name, frames: 2, classId: carId });
 
 interface Difference {
   path: string;

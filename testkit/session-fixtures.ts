@@ -105,3 +105,32 @@ export async function createSessionFixture(
   }
   return { session, frames };
 }
+
+/**
+ * A drive an export takes whole: every frame redacted and PII-audited (no faces), each with one
+ * accepted human box of `classId`. For the export, consent and reproducibility suites.
+ */
+export async function createExportableDrive(
+  deps: { db: Db; storage: ObjectStore },
+  opts: { name: string; frames: number; classId: number },
+): Promise<{ sessionId: string; frames: Frame[] }> {
+  const { session, frames } = await createSessionFixture(deps, {
+    frames: opts.frames,
+    redacted: true,
+    session: { name: opts.name },
+  });
+  for (const f of frames) {
+    await deps.db.piiAudit.create({ data: { frameId: f.id, nFaces: 0, regions: [] } });
+    await deps.db.annoObject.create({
+      data: {
+        frameId: f.id,
+        classId: opts.classId,
+        bbox: [4, 4, 40, 30],
+        source: 'human',
+        state: 'accepted',
+        conf: 1,
+      },
+    });
+  }
+  return { sessionId: session.id, frames };
+}
