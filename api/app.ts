@@ -53,6 +53,7 @@ import { createTrackEventRoutes } from './routes/tracks/events';
 import { createTrackInterpolationRoutes } from './routes/tracks/interpolate';
 import { createTrackRelabelRoutes } from './routes/tracks/relabel';
 import { createTrackEditRoutes } from './routes/tracks/edit';
+import { createTrackSeg4dRoutes } from './routes/tracks/seg4d';
 import { createHardeningRoutes } from './routes/hardening';
 import { createRecallRoutes } from './routes/recall';
 import { createRelabelRoutes } from './routes/relabel';
@@ -150,6 +151,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createTrackInterpolationRoutes(deps),
     createTrackRelabelRoutes(deps),
     createTrackEditRoutes(deps),
+    createTrackSeg4dRoutes(deps),
     createHardeningRoutes(deps, () => groups.map((g) => g.name)),
     createAgentRunRoutes(deps),
     createAgentReanalyzeRoutes(deps),
