@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ConflictError, InputError, NotFoundError, RefusedError } from '../../core/errors';
 import { clipBox } from '../../core/geometry';
@@ -220,9 +221,13 @@ export async function importRun(
       polygons: p.mask_polygons ?? undefined,
     };
   });
-  return db.$transaction(async (tx) => {
-    const run = await tx.inferenceRun.create({
+  // One batch, not an interactive transaction: a large import's insert may outlast the
+  // interactive timeout on a loaded machine, and the run's id is known beforehand.
+  const runId = randomUUID();
+  const [run] = await db.$transaction([
+    db.inferenceRun.create({
       data: {
+        id: runId,
         modelVersion: model.modelVersion,
         origin: 'imported',
         status: 'completed',
@@ -234,10 +239,10 @@ export async function importRun(
         startedAt: new Date(),
         finishedAt: new Date(),
       },
-    });
-    await tx.prediction.createMany({ data: rows.map((r) => ({ ...r, runId: run.id })) });
-    return run;
-  });
+    }),
+    db.prediction.createMany({ data: rows.map((r) => ({ ...r, runId })) }),
+  ]);
+  return run;
 }
 
 /**
