@@ -218,8 +218,10 @@ it('records several adapters into one capture, keeping each bus on its own chann
     stdout: (t) => (saved += t),
     stderr: (t) => (saved += t),
   });
+  // The two senders are processes of their own; on a loaded machine starting them takes seconds,
+  // so the duration leaves room for both before the capture stops.
   const capture = startCanlab(
-    ['capture', '--adapter', 'left', '--adapter', 'right', '--out', out, '--duration', '4'],
+    ['capture', '--adapter', 'left', '--adapter', 'right', '--out', out, '--duration', '12'],
     env,
   );
   await capture.waitFor(/q stops/);
@@ -228,7 +230,7 @@ it('records several adapters into one capture, keeping each bus on its own chann
   await sendFrames('virtual', 'left', 5, env);
   await sendFrames('virtual', 'right', 7, env);
   expect(await capture.exited).toBe(0);
-  expect(capture.output()).toMatch(/stopped \(--duration 4 s\): 12 frames in 1 segment, 1 mark/);
+  expect(capture.output()).toMatch(/stopped \(--duration 12 s\): 12 frames in 1 segment, 1 mark/);
   expect(capture.output()).toContain('closed at stop: door');
   const frames = await readAll(path.join(out, 'segment-0001.csv'));
   expect(frames.filter((f) => f.channel === 0)).toHaveLength(5);
