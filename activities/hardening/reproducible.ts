@@ -56,21 +56,17 @@ async function reproduceEvaluation(db: Db, operationId: string) {
 /** The commit's stored files hashed again against its manifest, and its certificate's signature. */
 async function verifyStoredCommit(deps: Deps, commit: DatasetCommit) {
   const bucket = deps.storage.bucket('exports');
-  const differences: Difference[] = [];
-  let bytes = 0;
+  const stored: CommitFile[] = [];
   for (const f of commitFiles(commit)) {
     try {
       const data = await readObject(deps.storage, { bucket, key: `${commit.prefix}${f.path}` });
-      bytes += data.length;
-      const hash = sha256Hex(data);
-      if (hash !== f.sha256) differences.push({ path: `${f.path}.sha256`, original: f.sha256, now: hash });
-      if (data.length !== f.size)
-        differences.push({ path: `${f.path}.size`, original: f.size, now: data.length });
+      stored.push({ path: f.path, sha256: sha256Hex(data), size: data.length });
     } catch (err) {
       if (!isMissingObject(err)) throw err;
-      differences.push({ path: f.path, original: f.sha256, now: null });
     }
   }
+  const differences = manifestDifferences(commitFiles(commit), stored);
+  const bytes = stored.reduce((n, f) => n + f.size, 0);
   const signer = createCertificateSigner(deps.config.export);
   const signature =
     commit.keyId !== signer.keyId

@@ -1,3 +1,5 @@
+import type { CommitFile } from '../datasets/manifest';
+
 /** Comparing a result computed again with the one stored (activities/hardening/reproducible.ts). */
 
 export interface Difference {
@@ -36,24 +38,17 @@ export function jsonDifferences(original: unknown, now: unknown, path = ''): Dif
     : [{ path, original: original ?? null, now: now ?? null }];
 }
 
-/** A dataset file as a manifest lists it. */
-export interface ManifestFile {
-  path: string;
-  sha256: string;
-  size: number;
-}
-
 /**
- * Where a rebuilt export's files differ from a commit's manifest, by path: a file the rebuild did
- * not write (`now: null`), one the commit did not hold (`original: null`), and for a file in both,
- * its hash and its size.
+ * Where files found now (rebuilt, or read back from storage) differ from a commit's manifest, by
+ * path: a file not found now (`now: null`), one the commit did not hold (`original: null`), and
+ * for a file in both, its hash and its size.
  */
 export function manifestDifferences(
-  original: readonly ManifestFile[],
-  rebuilt: readonly ManifestFile[],
+  original: readonly CommitFile[],
+  found: readonly CommitFile[],
 ): Difference[] {
   const before = new Map(original.map((f) => [f.path, f]));
-  const after = new Map(rebuilt.map((f) => [f.path, f]));
+  const after = new Map(found.map((f) => [f.path, f]));
   const paths = [...new Set([...before.keys(), ...after.keys()])].sort();
   return paths.flatMap((path): Difference[] => {
     const a = before.get(path);

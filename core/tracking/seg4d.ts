@@ -61,13 +61,12 @@ export function seg4dConsistency(objects: readonly Seg4dObject[], thresholds: Se
   let previous: { area: number; frameIndex: number } | null = null;
   const frames: Seg4dFrame[] = ordered.map((o) => {
     const flags: Seg4dFlag[] = [];
+    const at = { object_id: o.objectId, frame_id: o.frameId, frame_index: o.frameIndex };
     if (o.polygons === null) {
       // A track with no masks at all is a box track, not an inconsistent one.
       if (anyMask) flags.push('mask_missing');
       return {
-        object_id: o.objectId,
-        frame_id: o.frameId,
-        frame_index: o.frameIndex,
+        ...at,
         has_mask: false,
         mask_area: null,
         mask_box: null,
@@ -91,9 +90,7 @@ export function seg4dConsistency(objects: readonly Seg4dObject[], thresholds: Se
     }
     if (area > 0) previous = { area, frameIndex: o.frameIndex };
     return {
-      object_id: o.objectId,
-      frame_id: o.frameId,
-      frame_index: o.frameIndex,
+      ...at,
       has_mask: true,
       mask_area: area,
       mask_box: maskBox,
