@@ -1,5 +1,5 @@
 // One runner for the whole repository: unit tests sit beside the code (`*.test.ts`), integration
-// tests under test/ (`*.int.test.ts`) need the local stack and run in band.
+// tests under test/ (`*.int.test.ts`) need the local stack and run one at a time (./platform test).
 const transform = { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 // ESM-only packages that jest (on Node 20) must compile to CommonJS like our own code.
 const transformIgnorePatterns = [
