@@ -1,12 +1,22 @@
-import { useApiForFile } from '../testkit/api';
+import { createUserWithToken } from '../testkit/api';
+import { startIngestStack, type IngestStack } from '../testkit/media/harness';
 import { createSessionFixture } from '../testkit/session-fixtures';
 
 /**
  * Relabelling along a track on the real PostgreSQL (docs/track-relabel.md): machine objects move
  * as one bulk relabel review with one batch id, a person's object is left and listed, an
- * implausible move and a stale view of the track are refused with nothing written.
+ * implausible move and a stale view of the track are refused with nothing written; the relabel is
+ * an agent run whose revert (the cpu worker's workflow) undoes it, keeping what a person changed since.
  */
-const ctx = useApiForFile();
+let stack: IngestStack;
+
+beforeAll(async () => {
+  stack = await startIngestStack();
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
 
 interface Member {
   object_id: string;
@@ -24,18 +34,18 @@ describe('track relabel', () => {
   let classIds: Record<string, number>;
 
   const call = (path: string, token: string | undefined, body?: unknown) =>
-    ctx.api.call('POST', path, { token, body });
+    stack.api.call('POST', path, { token, body });
 
   const newTrack = async () =>
     (
-      await ctx.api.deps.db.track.create({
+      await stack.api.deps.db.track.create({
         data: { sessionId, trackerVersion: 'bytetrack-ts-1', attrs: { class_name: 'car' } },
       })
     ).id;
 
   const box = async (trackId: string, frame: number, className: string, source: string) =>
     (
-      await ctx.api.deps.db.annoObject.create({
+      await stack.api.deps.db.annoObject.create({
         data: {
           frameId: frames[frame]!.id,
           classId: classIds[className]!,
@@ -50,17 +60,17 @@ describe('track relabel', () => {
 
   /** The track's rows as a comparison needs them, without the update timestamp. */
   const rowsOf = async (trackId: string) =>
-    (await ctx.api.deps.db.annoObject.findMany({ where: { trackId }, orderBy: { id: 'asc' } })).map(
+    (await stack.api.deps.db.annoObject.findMany({ where: { trackId }, orderBy: { id: 'asc' } })).map(
       ({ updatedAt: _updated, ...row }) => row,
     );
 
   const counts = async () => ({
-    reviews: await ctx.api.deps.db.review.count(),
-    batches: await ctx.api.deps.db.reviewBatch.count(),
+    reviews: await stack.api.deps.db.review.count(),
+    batches: await stack.api.deps.db.reviewBatch.count(),
   });
 
   beforeAll(async () => {
-    const { db, storage } = ctx.api.deps;
+    const { db, storage } = stack.api.deps;
     classIds = Object.fromEntries(
       (
         await db.ontologyClass.findMany({ where: { name: { in: ['car', 'van', 'truck', 'pedestrian'] } } })
@@ -72,7 +82,7 @@ describe('track relabel', () => {
   });
 
   it('relabels a car track to van as one review batch, leaving the person’s object and listing it', async () => {
-    const { db } = ctx.api.deps;
+    const { db } = stack.api.deps;
     const trackId = await newTrack();
     const machine = [await box(trackId, 0, 'car', 'fused'), await box(trackId, 1, 'car', 'interp')];
     const third = await box(trackId, 3, 'car', 'recall');
@@ -83,7 +93,7 @@ describe('track relabel', () => {
     const before = await rowsOf(trackId);
     const rowBefore = new Map(before.map((r) => [r.id, r]));
 
-    const res = await call(`/api/tracks/${trackId}/relabel`, ctx.token.reviewer, {
+    const res = await call(`/api/tracks/${trackId}/relabel`, stack.reviewer, {
       class_name: 'van',
       reviewer: 'rev-1',
     });
@@ -155,7 +165,7 @@ describe('track relabel', () => {
     expect(audit.detail).toMatchObject({ batch_id: batchId, class: 'van', relabelled: 3 });
 
     // Again: the moved objects are a person's now, so nothing is left to relabel and no batch is made.
-    const again = await call(`/api/tracks/${trackId}/relabel`, ctx.token.reviewer, { class_name: 'van' });
+    const again = await call(`/api/tracks/${trackId}/relabel`, stack.reviewer, { class_name: 'van' });
     expect([again.status, again.body.batch_id, again.body.relabelled]).toEqual([200, null, []]);
     expect(again.body.left.map((l: Member) => l.reason).sort()).toEqual([
       'already_target',
@@ -166,6 +176,61 @@ describe('track relabel', () => {
     ]);
   });
 
+  it('undoes the relabel as one run: the reviewer who made it reverts it, a later edit is kept', async () => {
+    const { db } = stack.api.deps;
+    const trackId = await newTrack();
+    const untouched = await box(trackId, 0, 'car', 'fused');
+    const editedLater = await box(trackId, 1, 'car', 'fused');
+    const human = await box(trackId, 2, 'car', 'human');
+    const before = new Map((await rowsOf(trackId)).map((r) => [r.id, r]));
+
+    const res = await call(`/api/tracks/${trackId}/relabel`, stack.reviewer, { class_name: 'van' });
+    expect(res.status).toBe(200);
+    const runId: string = res.body.run_id;
+    const run = await stack.api.call('GET', `/api/agent/runs/${runId}`, { token: stack.reviewer });
+    expect(run.body).toMatchObject({
+      kind: 'track-relabel',
+      status: 'completed',
+      revertible: true,
+      params: { track_id: trackId, class_name: 'van', batch_id: res.body.batch_id },
+    });
+    // A person moves one of the relabelled objects on afterwards: the undo must not take that back.
+    await db.annoObject.update({
+      where: { id: editedLater },
+      data: { bbox: [12, 12, 52, 42], version: { increment: 1 } },
+    });
+    const edited = await db.annoObject.findUniqueOrThrow({ where: { id: editedLater } });
+
+    // Only an admin, or the reviewer who made the relabel, may undo it.
+    const other = await createUserWithToken(stack.api.deps, 'reviewer');
+    const revert = (token: string) => call(`/api/agent/runs/${runId}/revert`, token);
+    expect((await revert(stack.annotator)).status).toBe(403);
+    expect((await revert(other.token)).status).toBe(403);
+    const started = await revert(stack.reviewer);
+    expect([started.status, started.headers.get('location')]).toEqual([202, `/api/agent/runs/${runId}`]);
+    await stack.env.client.workflow.getHandle(started.body.workflow_id).result();
+
+    const after = new Map((await rowsOf(trackId)).map((r) => [r.id, r]));
+    const { version: _v, ...restoredContent } = after.get(untouched)!;
+    const { version: _b, ...priorContent } = before.get(untouched)!;
+    expect(restoredContent).toEqual(priorContent);
+    // Back to car, fused, review — with the next version, so the relabel's version is stale now.
+    expect(after.get(untouched)!.version).toBe(3);
+    expect(after.get(editedLater)).toMatchObject({
+      classId: classIds.van,
+      source: 'human',
+      version: edited.version,
+    });
+    expect(after.get(human)).toEqual(before.get(human));
+    const reverted = await stack.api.call('GET', `/api/agent/runs/${runId}`, { token: stack.reviewer });
+    expect(reverted.body).toMatchObject({
+      status: 'reverted',
+      revertible: false,
+      changes: { reverted: { frames: 2, objects_restored: 1, objects_removed: 0, kept_human_edited: 1 } },
+    });
+    expect((await revert(stack.reviewer)).status).toBe(409);
+  });
+
   it('refuses an implausible move by the rule, naming both classes, and writes nothing', async () => {
     const trackId = await newTrack();
     await box(trackId, 0, 'car', 'fused');
@@ -174,7 +239,7 @@ describe('track relabel', () => {
     const before = await rowsOf(trackId);
     const tally = await counts();
 
-    const res = await call(`/api/tracks/${trackId}/relabel`, ctx.token.reviewer, {
+    const res = await call(`/api/tracks/${trackId}/relabel`, stack.reviewer, {
       class_name: 'pedestrian',
     });
     expect(res.status).toBe(422);
@@ -197,13 +262,13 @@ describe('track relabel', () => {
     const before = await rowsOf(trackId);
     const tally = await counts();
 
-    const stale = await call(`/api/tracks/${trackId}/relabel`, ctx.token.reviewer, {
+    const stale = await call(`/api/tracks/${trackId}/relabel`, stack.reviewer, {
       class_name: 'truck',
       expected_versions: { [a]: 1, [b]: 2 },
     });
     expect(stale.status).toBe(409);
     expect(stale.body.conflicts).toEqual([{ object_id: b, expected: 2, actual: 1 }]);
-    const partial = await call(`/api/tracks/${trackId}/relabel`, ctx.token.reviewer, {
+    const partial = await call(`/api/tracks/${trackId}/relabel`, stack.reviewer, {
       class_name: 'truck',
       expected_versions: { [a]: 1 },
     });
@@ -212,7 +277,7 @@ describe('track relabel', () => {
     expect(await rowsOf(trackId)).toEqual(before);
     expect(await counts()).toEqual(tally);
 
-    const fresh = await call(`/api/tracks/${trackId}/relabel`, ctx.token.reviewer, {
+    const fresh = await call(`/api/tracks/${trackId}/relabel`, stack.reviewer, {
       class_name: 'truck',
       expected_versions: { [a]: 1, [b]: 1 },
     });
@@ -225,11 +290,11 @@ describe('track relabel', () => {
     await box(trackId, 0, 'car', 'fused');
     const unknownTrack = await call(
       '/api/tracks/00000000-0000-4000-8000-000000000000/relabel',
-      ctx.token.reviewer,
+      stack.reviewer,
       { class_name: 'van' },
     );
     expect(unknownTrack.status).toBe(404);
-    const unknownClass = await call(`/api/tracks/${trackId}/relabel`, ctx.token.reviewer, {
+    const unknownClass = await call(`/api/tracks/${trackId}/relabel`, stack.reviewer, {
       class_name: 'spaceship',
     });
     expect(unknownClass.status).toBe(422);
@@ -241,12 +306,12 @@ describe('track relabel', () => {
       { class_name: 'van', extra: 1 },
       { class_name: 'van', expected_versions: { x: 1 } },
     ]) {
-      const res = await call(`/api/tracks/${trackId}/relabel`, ctx.token.reviewer, body);
+      const res = await call(`/api/tracks/${trackId}/relabel`, stack.reviewer, body);
       expect(res.status).toBe(422);
     }
-    expect(
-      (await call('/api/tracks/not-a-uuid/relabel', ctx.token.reviewer, { class_name: 'van' })).status,
-    ).toBe(422);
+    expect((await call('/api/tracks/not-a-uuid/relabel', stack.reviewer, { class_name: 'van' })).status).toBe(
+      422,
+    );
   });
 
   it('needs a token and the reviewer role', async () => {
@@ -254,10 +319,10 @@ describe('track relabel', () => {
     await box(trackId, 0, 'car', 'fused');
     expect((await call(`/api/tracks/${trackId}/relabel`, undefined, { class_name: 'van' })).status).toBe(401);
     expect(
-      (await call(`/api/tracks/${trackId}/relabel`, ctx.token.annotator, { class_name: 'van' })).status,
+      (await call(`/api/tracks/${trackId}/relabel`, stack.annotator, { class_name: 'van' })).status,
     ).toBe(403);
-    expect(
-      (await call(`/api/tracks/${trackId}/relabel`, ctx.token.admin, { class_name: 'van' })).status,
-    ).toBe(200);
+    expect((await call(`/api/tracks/${trackId}/relabel`, stack.admin, { class_name: 'van' })).status).toBe(
+      200,
+    );
   });
 });

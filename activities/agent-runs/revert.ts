@@ -9,6 +9,7 @@ import { recordAudit } from '../audit';
 import { DRIVABLE_BACKFILL_KIND, revertDrivableFrame } from '../drivable/backfill';
 import { revertPiiFrame } from '../pii-recheck/frames';
 import { PII_RUN_KINDS } from '../pii-recheck/recheck';
+import { revertTrackRelabelFrame, TRACK_RELABEL_KIND } from '../tracks/relabel';
 import { agentRunOut, emptyRevertTally, REVERTIBLE, type AgentRunSummary, type RevertTally } from './runs';
 
 export const revertWorkflowId = (runId: string): string => `agent-run-revert-${runId}`;
@@ -115,7 +116,9 @@ export function createRevertActivities(deps: ActivityDeps) {
           ? revertDrivableFrame(tx, input.runId, f)
           : PII_RUN_KINDS.includes(kind)
             ? revertPiiFrame(tx, deps, f)
-            : revertFrame(tx, f, machine);
+            : kind === TRACK_RELABEL_KIND
+              ? revertTrackRelabelFrame(tx, f)
+              : revertFrame(tx, f, machine);
       for (;;) {
         const { done, masksToRemove } = await db.$transaction(
           async (tx) => {

@@ -21,6 +21,11 @@ export interface ReviewInput {
   timeSpentMs: number;
   /** A bulk review gets a batch stamp; a single review does not. */
   bulk: boolean;
+  /**
+   * More writes that must commit with the review or not at all (a track relabel's undo record),
+   * run last inside its transaction with what it wrote.
+   */
+  alsoWrite?: (tx: Prisma.TransactionClient, written: ReviewResult) => Promise<void>;
 }
 
 export interface ReviewResult {
@@ -194,7 +199,9 @@ export async function reviewObjects(
         } as Prisma.InputJsonValue,
         requestId: actor.requestId,
       });
-      return { batchId: batch?.id ?? null, objects: updated };
+      const written = { batchId: batch?.id ?? null, objects: updated };
+      await input.alsoWrite?.(tx, written);
+      return written;
     },
     { timeout: 30_000 },
   );

@@ -2,13 +2,15 @@ import { ConflictError, NotFoundError, RefusedError } from '../../core/errors';
 import { isMachineSource } from '../../core/objects/sources';
 import { CLASS_MOVE_RULE, classMoveRefusal, type ClassMoveRefusal } from '../../core/ontology/class-moves';
 import { reviewEffect } from '../../core/review/actions';
+import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
 import { resolveClass } from '../annotations/classes';
 import type { MaskStore } from '../annotations/masks';
 import type { Actor } from '../annotations/objects';
-import { reviewObjects } from '../annotations/review';
+import { reviewObjects, type ReviewResult } from '../annotations/review';
+import type { AgentRunSummary } from '../agent-runs/runs';
 
 export interface TrackRelabelInput {
   className: string;
@@ -18,7 +20,7 @@ export interface TrackRelabelInput {
 }
 
 /** Why an object of the track kept its class. */
-export type LeftReason = 'human_source' | 'not_machine_source' | 'already_target';
+export type LeftReason = 'human_source' | 'not_machine_source' | 'rejected' | 'already_target';
 
 interface TrackMember {
   object_id: string;
@@ -30,11 +32,17 @@ interface TrackMember {
 
 /**
  * What an object of the track gets: a person's work (`human`, or `imported`, which is kept like
- * it) is never relabelled in bulk, and a machine object already of the target class needs no move.
+ * it) is never relabelled in bulk, nor is a box a person rejected, and a machine object already of
+ * the target class needs no move.
  */
-function leftReason(o: { source: string; classId: number }, targetId: number): LeftReason | null {
+function leftReason(
+  o: { source: string; state: string; classId: number },
+  targetId: number,
+): LeftReason | null {
   if (o.source === 'human') return 'human_source';
   if (!isMachineSource(o.source)) return 'not_machine_source';
+  // A relabel review accepts what it moves: a box a person rejected would come back as accepted.
+  if (o.state === 'rejected') return 'rejected';
   return o.classId === targetId ? 'already_target' : null;
 }
 
@@ -114,7 +122,9 @@ export async function relabelTrack(
   }
 
   const base = { track_id: trackId, class_name: target.name, left };
-  if (moving.length === 0) return { ...base, batch_id: null, relabelled: [] };
+  if (moving.length === 0) return { ...base, batch_id: null, run_id: null, relabelled: [] };
+
+  const runId = randomUUID();
 
   const reviewed = await reviewObjects(
     db,
@@ -127,6 +137,8 @@ export async function relabelTrack(
       reviewer: input.reviewer,
       timeSpentMs: 0,
       bulk: true,
+      alsoWrite: (tx, written) =>
+        recordRelabelUndo(tx, runId, { trackId, className: target.name, moving, written }, actor),
     },
     actor,
   );
@@ -143,11 +155,111 @@ export async function relabelTrack(
     subjectId: trackId,
     detail: {
       batch_id: reviewed.batchId,
+      run_id: runId,
       class: target.name,
       relabelled: relabelled.length,
       left: left.map((l) => ({ object_id: l.object_id, reason: l.reason })),
     } as Prisma.InputJsonValue,
     requestId: actor.requestId,
   });
-  return { ...base, batch_id: reviewed.batchId, relabelled };
+  return { ...base, batch_id: reviewed.batchId, run_id: runId, relabelled };
+}
+
+/** The kind of the agent run a track relabel records, so `POST /api/agent/runs/{run_id}/revert` undoes it. */
+export const TRACK_RELABEL_KIND = 'track-relabel';
+
+/** What a track relabel's undo row keeps per object: what the review changed, and the version it left. */
+interface RelabelUndoEntry {
+  object_id: string;
+  before: { class_id: number; source: string; state: string };
+  version_after: number;
+}
+
+/**
+ * The relabel's undo record, written in the review's transaction so a relabel without one cannot
+ * exist: a completed `track-relabel` agent run naming the batch, and per frame the objects moved
+ * with their class, source and state before (the review's `before` holds the same; this copy is
+ * what the revert walk reads, frame by frame, like every run's).
+ */
+async function recordRelabelUndo(
+  tx: Prisma.TransactionClient,
+  runId: string,
+  relabel: {
+    trackId: string;
+    className: string;
+    moving: ReadonlyArray<{ id: string; frameId: string; classId: number; source: string; state: string }>;
+    written: ReviewResult;
+  },
+  actor: Actor,
+): Promise<void> {
+  const after = new Map(relabel.written.objects.map((o) => [o.id, o.version]));
+  const byFrame = new Map<string, RelabelUndoEntry[]>();
+  for (const o of relabel.moving) {
+    const entry = {
+      object_id: o.id,
+      before: { class_id: o.classId, source: o.source, state: o.state },
+      version_after: after.get(o.id)!,
+    };
+    byFrame.set(o.frameId, [...(byFrame.get(o.frameId) ?? []), entry]);
+  }
+  const summary: AgentRunSummary = {
+    sessions: { completed: 1, failed: 0, skipped: 0 },
+    frames: byFrame.size,
+    objects_replaced: 0,
+    objects_created: 0,
+    reverted: null,
+  };
+  await tx.agentRun.create({
+    data: {
+      id: runId,
+      kind: TRACK_RELABEL_KIND,
+      status: 'completed',
+      params: { track_id: relabel.trackId, class_name: relabel.className, batch_id: relabel.written.batchId },
+      changes: { ...summary, objects_relabelled: relabel.moving.length } as unknown as Prisma.InputJsonValue,
+      createdBy: actor.userId,
+      finishedAt: new Date(),
+    },
+  });
+  await tx.agentRunFrame.createMany({
+    data: [...byFrame].map(([frameId, entries]) => ({
+      runId,
+      frameId,
+      // The frames' job is the review batch: the one write the run undoes.
+      jobId: relabel.written.batchId!,
+      created: entries.map((e) => e.object_id),
+      replaced: entries as unknown as Prisma.InputJsonValue,
+    })),
+  });
+}
+
+/**
+ * Undoes a track relabel on one frame: each object the relabel moved and nobody changed since
+ * (its version is still the one the relabel left) gets back its class, source and state, with the
+ * next version, so a client holding the relabel's version sees a 409 rather than writing over the
+ * undo. An object changed since is a person's later work and is kept.
+ */
+export async function revertTrackRelabelFrame(
+  tx: Prisma.TransactionClient,
+  f: { created: string[]; replaced: Prisma.JsonValue },
+) {
+  const entries = f.replaced as unknown as RelabelUndoEntry[];
+  let restored = 0;
+  for (const e of entries)
+    restored += await tx.annoObject
+      .updateMany({
+        where: { id: e.object_id, version: e.version_after },
+        data: {
+          classId: e.before.class_id,
+          source: e.before.source,
+          state: e.before.state,
+          version: { increment: 1 },
+        },
+      })
+      .then((r) => r.count);
+  return {
+    superseded: false,
+    restored,
+    removed: [] as Array<string | null>,
+    kept: entries.length - restored,
+  };
 }

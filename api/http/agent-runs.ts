@@ -10,6 +10,7 @@ import { DRIVABLE_BACKFILL_KIND } from '../../activities/drivable/backfill';
 import { forgetSpend, gateCorpusRun } from '../../activities/govern/spend';
 import { assertWorkMayStart } from '../../activities/govern/start-guard';
 import { PII_BACKFILL_KIND, PII_RECHECK_KIND } from '../../activities/pii-recheck/recheck';
+import { TRACK_RELABEL_KIND } from '../../activities/tracks/relabel';
 import type { PiiRunParams } from '../../activities/pii-recheck/runs';
 import {
   RELABEL_IMPORT_KIND,
@@ -17,7 +18,7 @@ import {
   type RelabelImportParams,
   type RelabelRunParams,
 } from '../../activities/relabel';
-import { ConflictError, NotFoundError, RefusedError } from '../../core/errors';
+import { ConflictError, NotAllowedError, NotFoundError, RefusedError } from '../../core/errors';
 import { emptyPiiTally } from '../../core/pii-recheck/tally';
 import { emptyRelabelTally } from '../../core/relabel/decide';
 import type { AgentRun, Prisma } from '../../generated/prisma/client';
@@ -31,6 +32,7 @@ import {
   relabelImportWorkflowId,
 } from '../../workflows/relabel';
 import { revertAgentRunWorkflow } from '../../workflows/revert-agent-run';
+import { roleAtLeast, type Principal } from '../auth/principal';
 import type { AppDeps } from '../deps';
 import { startWorkflow, startWorkflowFor } from './start-workflow';
 
@@ -68,6 +70,21 @@ export async function announceRunStarted(
  * route reverts (another kind is a 404 there). The run is `reverting` before the workflow starts
  * and goes back to what it was when the start fails.
  */
+/**
+ * Who may undo a run: an admin any run; anyone else only a track relabel they made themselves (a
+ * reviewer undoes their own relabel, docs/track-relabel.md). 404 for an unknown run comes first,
+ * so the answer does not tell a caller which runs exist beyond their reach.
+ */
+export async function assertMayRevert(db: AppDeps['db'], runId: string, principal: Principal): Promise<void> {
+  if (roleAtLeast(principal.role, 'admin')) return;
+  const run = await db.agentRun.findUnique({ where: { id: runId }, select: { kind: true, createdBy: true } });
+  if (!run) throw new NotFoundError(`no agent run ${runId}`);
+  if (run.kind !== TRACK_RELABEL_KIND || run.createdBy !== principal.userId)
+    throw new NotAllowedError(
+      `only an admin reverts this run; a ${principal.role} may revert only a ${TRACK_RELABEL_KIND} run they made`,
+    );
+}
+
 export async function startRunRevert(
   deps: AppDeps,
   res: Response,

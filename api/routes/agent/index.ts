@@ -4,7 +4,13 @@ import { agentRunOut, notLabelled, type AgentRunStatus } from '../../../activiti
 import { NotFoundError } from '../../../core/errors';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
-import { RelabelStartIn, resumeAgentRun, startRelabelCorpus, startRunRevert } from '../../http/agent-runs';
+import {
+  assertMayRevert,
+  RelabelStartIn,
+  resumeAgentRun,
+  startRelabelCorpus,
+  startRunRevert,
+} from '../../http/agent-runs';
 import { RouteGroup, uuidParams } from '../../http/route-group';
 import { limitParam } from '../../http/session-reads';
 
@@ -113,14 +119,20 @@ export function createAgentRunRoutes(deps: AppDeps): RouteGroup {
       '/api/agent/runs/{run_id}/revert',
       {
         summary:
-          'Undo a finished run (202): the objects it replaced come back exactly, the ones it made go; objects a person reviewed since stay, frames labelled again since are left alone',
-        access: 'admin',
+          "Undo a finished run (202): the objects it replaced come back exactly, the ones it made go; objects a person reviewed since stay, frames labelled again since are left alone. A track relabel (kind track-relabel) gets its objects' class, source and state back. Admin for any run; a reviewer may undo a track relabel they made",
+        access: 'reviewer',
         params: uuidParams('run_id'),
         successStatus: 202,
-        statuses: { 404: 'no such run', 409: 'the run is running, reverting or already reverted' },
+        statuses: {
+          403: 'not an admin, and not a track relabel the caller made',
+          404: 'no such run',
+          409: 'the run is running, reverting or already reverted',
+        },
       },
-      async ({ params, res, principal, req }) =>
-        startRunRevert(deps, res, params.run_id, actorOf(principal, req)),
+      async ({ params, res, principal, req }) => {
+        await assertMayRevert(db, params.run_id, principal);
+        return startRunRevert(deps, res, params.run_id, actorOf(principal, req));
+      },
     )
     .post(
       '/api/agent/relabel/all',
