@@ -369,18 +369,3 @@ describe('misses and recall on gold', () => {
     expect(refused.body.reason).toBe('reconstructed');
   });
 });
-
-describe('tracking evaluation', () => {
-  it('is refused by name while there are no tracks, and while no ground-truth tracks exist', async () => {
-    const none = await api('POST', '/api/eval/tracking', stack.annotator, {});
-    expect(none.status).toBe(422);
-    expect(none.body).toMatchObject({ reason: 'tracks_unavailable', tracks: 0 });
-    await db().track.create({ data: { sessionId, trackerVersion: 'test-tracker' } });
-    const some = await api('POST', '/api/eval/tracking', stack.annotator, { session_id: sessionId });
-    expect(some.status).toBe(422);
-    expect(some.body).toMatchObject({ reason: 'track_ground_truth_unavailable', tracks: 1 });
-    expect(some.body.detail).toMatch(/no ground-truth tracks/);
-    const unknown = await api('POST', '/api/eval/tracking', stack.annotator, { session_id: randomUUID() });
-    expect(unknown.status).toBe(404);
-  });
-});

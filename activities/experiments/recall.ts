@@ -162,29 +162,3 @@ export async function recallReliabilityOf(db: Db, input: ReliabilityInput, actor
     ...result,
   };
 }
-
-/**
- * POST /api/eval/tracking: tracking metrics (MOTA, IDF1, identity switches) need tracks and
- * ground-truth tracks. Until a tracker writes tracks (the tracks issue) there are none, and gold sets
- * freeze boxes without track identities, so there is no ground truth to score tracks against:
- * each case is refused by name (422), never answered with made-up figures.
- */
-export async function trackingMetrics(db: Db, input: { session_id: string | null }) {
-  if (
-    input.session_id &&
-    !(await db.session.findUnique({ where: { id: input.session_id }, select: { id: true } }))
-  )
-    throw new NotFoundError(`no session ${input.session_id}`);
-  const where = input.session_id ? { sessionId: input.session_id } : {};
-  const tracks = await db.track.count({ where });
-  const scope = input.session_id ? `session ${input.session_id}` : 'the corpus';
-  if (!tracks)
-    throw new RefusedError(
-      `${scope} has no tracks: tracking metrics need tracks, and no tracker has written any yet`,
-      { reason: 'tracks_unavailable', tracks: 0 },
-    );
-  throw new RefusedError(
-    `${scope} has ${tracks} track(s) but no ground-truth tracks: gold sets freeze boxes without track identities, so MOTA, IDF1 and identity switches cannot be measured against anything`,
-    { reason: 'track_ground_truth_unavailable', tracks },
-  );
-}

@@ -5,7 +5,8 @@ import {
   getExperiment,
   listExperiments,
 } from '../../../activities/experiments/experiments';
-import { falseNegatives, recallReliabilityOf, trackingMetrics } from '../../../activities/experiments/recall';
+import { falseNegatives, recallReliabilityOf } from '../../../activities/experiments/recall';
+import { evaluateRunTracking } from '../../../activities/experiments/tracking';
 import { z } from 'zod';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
@@ -119,11 +120,15 @@ export function createExperimentsRoutes(deps: AppDeps): RouteGroup {
       '/api/eval/tracking',
       {
         summary:
-          'Tracking metrics against ground-truth tracks: refused by name (422) while there are no tracks (tracks_unavailable) or no ground-truth tracks to score them against (track_ground_truth_unavailable)',
+          "Tracking metrics of an inference run against people's tracks on one session: the run's boxes are tracked with the platform's tracker (ByteTrack, settings) and scored against the session's human objects grouped by track — CLEAR MOT (MOTA, MOTP, switches), identity (IDF1, IDP, IDR) and HOTA, as py-motmetrics and TrackEval compute them; recorded as an eval operation tracking",
         access: 'annotator',
         body: { name: 'TrackingIn', schema: TrackingIn },
-        statuses: { 404: 'no such session' },
+        statuses: {
+          404: 'no such session, run or class',
+          409: 'the run has not completed',
+          422: 'the run is reconstructed, the session has no human tracks, or the run has no boxes on it',
+        },
       },
-      async ({ body }) => trackingMetrics(db, body),
+      async ({ body, principal, req }) => evaluateRunTracking(db, body, actorOf(principal, req)),
     );
 }

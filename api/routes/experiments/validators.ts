@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { COMPARE_MAX_RUNS } from '../../../activities/experiments/experiments';
 import { RELIABILITY_DEFAULTS } from '../../../core/registry';
+import { DEFAULT_TRACKER_SETTINGS, TrackerSettings } from '../../../core/tracking';
 import { BOOTSTRAP_DEFAULTS } from '../../../core/quality/stats';
 import { limitParam } from '../../http/session-reads';
 import { ModelVersionIn } from '../models/validators';
@@ -83,5 +84,18 @@ export const RecallReliabilityIn = z.strictObject({
 });
 
 export const TrackingIn = z.strictObject({
-  session_id: z.uuid().nullable().default(null).meta({ description: 'one session; null: the whole corpus' }),
+  session_id: z
+    .uuid()
+    .meta({ description: 'the session (one camera sequence) whose human tracks are the ground truth' }),
+  run_id: z.uuid().meta({
+    description:
+      "a completed inference run; its boxes on the session's frames are tracked with the platform's tracker and scored",
+  }),
+  settings: TrackerSettings.default(DEFAULT_TRACKER_SETTINGS).meta({
+    description: 'ByteTrack settings for tracking the run; absent fields keep their defaults',
+  }),
+  class_name: z.string().min(1).max(128).nullable().default(null).meta({
+    description:
+      'score only this class (ground truth and run alike); null: every class, matched class-agnostically',
+  }),
 });
