@@ -358,18 +358,3 @@ describe('gold sets', () => {
     });
   });
 });
-
-describe('track-based quality', () => {
-  it('refuses by name until tracks exist', async () => {
-    for (const [method, path] of [
-      ['POST', '/api/quality/track-gap-fill'],
-      ['GET', '/api/quality/track-gap-fill/plan'],
-      ['POST', '/api/quality/track-relabel-backfill'],
-      ['GET', '/api/quality/track-relabel-backfill/plan'],
-    ] as const) {
-      const res = await api(method, path, stack.reviewer);
-      expect(res.status).toBe(422);
-      expect((res.body as { detail: string }).detail).toMatch(/tracks/);
-    }
-  });
-});

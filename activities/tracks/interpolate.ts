@@ -17,6 +17,7 @@ import {
   type Span,
   type TrackObject,
 } from '../../core/tracking/interpolate';
+import { findTrackGaps } from '../../core/tracking/gaps';
 import type { StoredTrajectoryPoint as TrajectoryPoint } from '../../core/tracking/session';
 import { Prisma } from '../../generated/prisma/client';
 import { objectOut, type Actor, type Tx } from '../annotations/objects';
@@ -34,9 +35,11 @@ export type InterpolationRequest =
   | { mode: 'gaps' }
   | { mode: 'between'; fromObjectId: string; toObjectId: string }
   | { mode: 'keyframed' }
-  | { mode: 'around'; keyframeObjectId: string };
+  | { mode: 'around'; keyframeObjectId: string }
+  /** The gaps of at most `maxGap` missing frames (docs/quality.md "Track gap fill"). */
+  | { mode: 'gap-fill'; maxGap: number };
 
-interface TrackView {
+export interface TrackView {
   track: { id: string; sessionId: string; trajectory: Prisma.JsonValue };
   frames: SessionFrameRef[];
   objects: TrackObject[];
@@ -52,6 +55,11 @@ async function lockTrack(tx: Tx, trackId: string): Promise<TrackView> {
   const locked = await tx.$queryRaw<Array<{ id: string }>>`
     SELECT id::text FROM tracks WHERE id = ${trackId}::uuid FOR UPDATE`;
   if (!locked.length) throw new NotFoundError(`no track ${trackId}`);
+  return readTrackView(tx, trackId);
+}
+
+/** The track as interpolation plans it, without a lock (a plan that writes nothing needs none). */
+export async function readTrackView(tx: Tx, trackId: string): Promise<TrackView> {
   const track = await tx.track.findUniqueOrThrow({
     where: { id: trackId },
     select: { id: true, sessionId: true, trajectory: true },
@@ -114,6 +122,10 @@ function spansOf(view: TrackView, request: InterpolationRequest): Span[] {
       return consecutiveSpans(keyframeAnchors(view.objects));
     case 'around':
       return spansAround(trackObject(view, request.keyframeObjectId, 'object_id'), view.objects);
+    case 'gap-fill':
+      return findTrackGaps(view.frames, view.objects, request.maxGap)
+        .filter((g) => g.action === 'fill')
+        .map((g) => g.span);
   }
 }
 
@@ -122,6 +134,7 @@ const NO_SPAN: Record<InterpolationRequest['mode'], string> = {
   between: 'has nothing between the two objects',
   keyframed: 'has fewer than two keyframes on different frames',
   around: 'has no other keyframe on either side of this one',
+  'gap-fill': 'has no gap that interpolation may fill',
 };
 
 const polylineJson = (p: number[][] | null) => (p === null ? Prisma.DbNull : (p as Prisma.InputJsonValue));

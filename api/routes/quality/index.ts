@@ -1,6 +1,5 @@
 import { createMaskStore } from '../../../activities/annotations/masks';
 import { goldSetOut, listGoldSets, measureGold, sealGold } from '../../../activities/quality/gold';
-import { RefusedError } from '../../../core/errors';
 import type { AppDeps } from '../../deps';
 import { actorOf } from '../../http/actor';
 import { RouteGroup, uuidParams } from '../../http/route-group';
@@ -8,26 +7,30 @@ import { agreementOfStored } from '../../../activities/quality/agreement';
 import { sessionAttrAudit } from '../../../activities/quality/attr-audit';
 import { fitCalibrationFromStore } from '../../../activities/quality/calibration';
 import { qualitySheet } from '../../../activities/quality/sheet';
+import {
+  applyTrackGapFill,
+  applyTrackRelabelBackfill,
+  planTrackGapFill,
+  planTrackRelabelBackfill,
+} from '../../../activities/quality/track-quality';
 import { MIN_CALIBRATION_SAMPLES } from '../../../core/quality/calibration-fit';
-import { CalibrateFitIn, GoldMeasureIn, GoldSealIn, GoldSetsQuery, IaaIn, SheetQuery } from './validators';
-
-/** Tracks do not exist yet (issue 20); the track-based quality routes refuse by name until they do. */
-const tracksMissing = () => {
-  throw new RefusedError(
-    'track-based quality needs tracks, and no tracker writes them yet: track gap fill and track relabel backfill are refused until tracks exist',
-    { reason: 'tracks_unavailable' },
-  );
-};
+import {
+  CalibrateFitIn,
+  GoldMeasureIn,
+  GoldSealIn,
+  GoldSetsQuery,
+  IaaIn,
+  SheetQuery,
+  TrackGapFillIn,
+  TrackGapFillQuery,
+  TrackRelabelBackfillIn,
+  TrackRelabelBackfillQuery,
+} from './validators';
 
 /** The `quality` group: gold sets, agreement, calibration, sheets and audits (docs/quality.md). */
 export function createQualityRoutes(deps: AppDeps): RouteGroup {
   const { db, storage } = deps;
   const masks = createMaskStore(storage);
-  const trackRoute = (summary: string) => ({
-    summary: `${summary} — refused (422) until tracks exist`,
-    access: 'reviewer' as const,
-    statuses: { 422: 'tracks do not exist yet' },
-  });
   const group = new RouteGroup('quality')
     .post(
       '/api/quality/gold/seal',
@@ -72,17 +75,50 @@ export function createQualityRoutes(deps: AppDeps): RouteGroup {
       async ({ params, body, principal, req }) =>
         measureGold(db, params.gold_id, body, actorOf(principal, req)),
     )
-    .post('/api/quality/track-gap-fill', trackRoute('Fill gaps in tracks by interpolation'), tracksMissing)
-    .get('/api/quality/track-gap-fill/plan', trackRoute('Plan of the track gap fill'), tracksMissing)
+    .post(
+      '/api/quality/track-gap-fill',
+      {
+        summary:
+          'Fill the gaps inside tracks (frames between two anchors holding no object of the track, at most max_gap long) by interpolation, track by track: fills get source interpolated and go to review; a track changed meanwhile is reported conflict and left',
+        access: 'reviewer',
+        body: { name: 'TrackGapFillIn', schema: TrackGapFillIn },
+        statuses: { 404: 'no such session or track' },
+      },
+      async ({ body, principal, req }) => applyTrackGapFill(db, body, body.max_gap, actorOf(principal, req)),
+    )
+    .get(
+      '/api/quality/track-gap-fill/plan',
+      {
+        summary:
+          'The gaps inside tracks and what a gap fill would do with each: fill, or skip with why (too_long, class_mismatch, unmatched_polygons); writes nothing',
+        access: 'reviewer',
+        query: TrackGapFillQuery,
+        statuses: { 404: 'no such session or track' },
+      },
+      async ({ query }) => planTrackGapFill(db, query, query.max_gap),
+    )
     .post(
       '/api/quality/track-relabel-backfill',
-      trackRoute('Relabel a track from its majority class'),
-      tracksMissing,
+      {
+        summary:
+          "Give each track's machine objects the class people gave the track (the majority of its human objects), as one track relabel per track: the class-move rule, one review batch and one undoable track-relabel run each",
+        access: 'reviewer',
+        body: { name: 'TrackRelabelBackfillIn', schema: TrackRelabelBackfillIn },
+        statuses: { 404: 'no such session or track' },
+      },
+      async ({ body, principal, req }) =>
+        applyTrackRelabelBackfill(db, masks, body, body.reviewer, actorOf(principal, req)),
     )
     .get(
       '/api/quality/track-relabel-backfill/plan',
-      trackRoute('Plan of the track relabel backfill'),
-      tracksMissing,
+      {
+        summary:
+          'Per track, the class people gave it, their votes, and the machine objects a backfill would move — or why it would skip the track (no_human_label, humans_disagree, nothing_to_move, implausible_move); writes nothing',
+        access: 'reviewer',
+        query: TrackRelabelBackfillQuery,
+        statuses: { 404: 'no such session or track' },
+      },
+      async ({ query }) => planTrackRelabelBackfill(db, query),
     );
   return addMeasureRoutes(group, deps);
 }

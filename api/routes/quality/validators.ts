@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { TRACKS_PER_REQUEST } from '../../../activities/quality/track-quality';
+import { DEFAULT_MAX_GAP } from '../../../core/tracking/gaps';
 import { MEASURE_DEFAULTS } from '../../../core/quality/gold-measure';
 import { GOLD_MAX_OBJECTS } from '../../../core/quality/gold';
 import { bootstrapOptions } from '../../http/bootstrap-options';
@@ -79,3 +81,55 @@ export const SheetQuery = z.strictObject({
     .optional()
     .meta({ description: 'a curation slice: the sheet of its objects; omitted: the corpus' }),
 });
+
+/** Which tracks a quality-along-tracks request covers (docs/quality.md "Quality along tracks"). */
+const trackScopeFields = {
+  session_id: z.uuid().optional().meta({ description: "the session's tracks" }),
+  track_ids: z
+    .array(z.uuid())
+    .min(1)
+    .max(TRACKS_PER_REQUEST)
+    .optional()
+    .meta({ description: 'these tracks (within session_id when both are given)' }),
+};
+const needsScope = (v: { session_id?: string | undefined; track_ids?: string[] | undefined }) =>
+  v.session_id !== undefined || v.track_ids !== undefined;
+const scopeMessage = { message: 'name session_id or track_ids', path: ['session_id'] };
+const maxGap = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(300)
+  .default(DEFAULT_MAX_GAP)
+  .meta({ description: 'longest gap filled, in missing frames; longer ones are listed, not filled' });
+/** Track ids a plan's query may list: few enough that the URL stays under the server's 16 KB header limit. */
+const QUERY_TRACK_IDS = 300;
+/** GET …/plan: track_ids as a comma-separated list (a longer scope: name the session). */
+const trackIdsQuery = z
+  .string()
+  .max(QUERY_TRACK_IDS * 37 - 1)
+  .transform((v) => v.split(',').filter(Boolean))
+  .pipe(z.array(z.uuid()).min(1).max(QUERY_TRACK_IDS))
+  .optional()
+  .meta({ description: `comma-separated track ids, at most ${QUERY_TRACK_IDS}` });
+
+export const TrackGapFillIn = z
+  .strictObject({ ...trackScopeFields, max_gap: maxGap })
+  .refine(needsScope, scopeMessage);
+export const TrackGapFillQuery = z
+  .strictObject({ session_id: trackScopeFields.session_id, track_ids: trackIdsQuery, max_gap: maxGap })
+  .refine(needsScope, scopeMessage);
+export const TrackRelabelBackfillIn = z
+  .strictObject({
+    ...trackScopeFields,
+    reviewer: z
+      .string()
+      .min(1)
+      .max(128)
+      .default('anon')
+      .meta({ description: 'the name the reviews and batches carry' }),
+  })
+  .refine(needsScope, scopeMessage);
+export const TrackRelabelBackfillQuery = z
+  .strictObject({ session_id: trackScopeFields.session_id, track_ids: trackIdsQuery })
+  .refine(needsScope, scopeMessage);
