@@ -134,6 +134,20 @@ describe('the closed-set path on real driving frames', () => {
     );
   });
 
+  it('tracks the session again after the run: the bus of both frames is one track', async () => {
+    const objects = await objectsOf(sessionId);
+    const bestBus = frames.map((f, i) => {
+      const buses = objects.filter((o) => o.frame.index === i && o.class.name === 'bus');
+      return buses.sort((a, b) => iou(b.bbox as Box, f.truth.bus) - iou(a.bbox as Box, f.truth.bus))[0]!;
+    });
+    expect(bestBus[0]!.trackId).not.toBeNull();
+    expect(bestBus[1]!.trackId).toBe(bestBus[0]!.trackId);
+    const audit = await stack.api.deps.db.auditLog.findFirstOrThrow({
+      where: { subjectId: sessionId, action: 'session.retracked' },
+    });
+    expect(audit.actorId).toBeNull();
+  });
+
   it('reports the job: frames, objects by state, and why the other paths did not run', async () => {
     const res = await stack.api.call('GET', started.headers.get('location')!, { token: stack.annotator });
     expect(res.status).toBe(200);

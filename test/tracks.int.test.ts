@@ -78,6 +78,7 @@ it('links the objects of a session into one track per object and class, through 
     session_id: sessionId,
     tracker_version: 'bytetrack-ts-1',
     tracks: 2,
+    tracks_continued: 0,
     objects_tracked: 16,
     objects_untracked: 1,
     switch_flags: 0,
@@ -114,15 +115,33 @@ it('links the objects of a session into one track per object and class, through 
   expect(read.body.trajectory[1]).toMatchObject({ frame_index: 1, box: [18, 100, 68, 140], score: 0.9 });
 });
 
-it('replaces the tracks when retracked again, with the settings given', async () => {
-  const before = await trackOf(cars[0]!);
+it('retracks with the settings given, keeping the identities the new tracks continue', async () => {
+  const { db } = stack.api.deps;
+  const carBefore = (await trackOf(cars[0]!))!;
+  const personBefore = (await trackOf(people[0]!))!;
+  const event = await db.trackEvent.create({ data: { trackId: carBefore, kind: 'overtake' } });
+  await db.track.update({
+    where: { id: carBefore },
+    data: { attrs: { class_name: 'car', intent: { value: 'parking' } } },
+  });
+  // A person confirms the pedestrian's last box: the part of the split track holding it keeps the id.
+  await db.annoObject.update({ where: { id: people.at(-1)! }, data: { source: 'human' } });
   // A low-score floor above the pedestrian's two 0.3 frames, and a short max_age, split its track there.
   const { outcome } = await retrack({ session_id: sessionId, settings: { low_score: 0.5, max_age: 1 } });
-  expect(outcome).toMatchObject({ tracks: 3, objects_tracked: 14 });
-  expect(await stack.api.deps.db.track.count({ where: { id: before! } })).toBe(0);
+  expect(outcome).toMatchObject({ tracks: 3, tracks_continued: 2, objects_tracked: 14 });
+  for (const id of cars) expect(await trackOf(id)).toBe(carBefore);
+  const car = await db.track.findUniqueOrThrow({ where: { id: carBefore } });
+  expect(car.attrs).toMatchObject({
+    class_name: 'car',
+    intent: { value: 'parking' },
+    settings: { low_score: 0.5 },
+  });
+  expect(await db.trackEvent.count({ where: { id: event.id, trackId: carBefore } })).toBe(1);
   expect(await trackOf(people[4]!)).toBeNull();
   expect(await trackOf(people[5]!)).toBeNull();
-  expect(await trackOf(people[3]!)).not.toBe(await trackOf(people[6]!));
+  expect(await trackOf(people.at(-1)!)).toBe(personBefore);
+  expect(await trackOf(people[3]!)).not.toBe(personBefore);
+  expect(await trackOf(people[3]!)).not.toBeNull();
 });
 
 it('deletes a track, leaving its objects unlinked', async () => {

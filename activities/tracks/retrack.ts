@@ -1,8 +1,17 @@
 import { NotFoundError } from '../../core/errors';
-import { TRACKER_VERSION, trackSession, type SessionFrame, type TrackerSettings } from '../../core/tracking';
+import {
+  DEFAULT_TRACKER_SETTINGS,
+  TRACKER_VERSION,
+  TrackerSettings,
+  trackSession,
+  type SessionFrame,
+} from '../../core/tracking';
+import { carryTrackIds, type OldTrackMember } from '../../core/tracking/carry';
 import type { Prisma } from '../../generated/prisma/client';
 import { recordAudit } from '../audit';
+import type { Tx } from '../annotations/objects';
 import type { Db } from '../db';
+import { asJsonObject } from './events';
 import type { ActivityDeps } from '../deps';
 
 /** Business id of a session's retrack: one at a time per session. */
@@ -18,6 +27,8 @@ export interface RetrackOutcome {
   session_id: string;
   tracker_version: string;
   tracks: number;
+  /** New tracks that continue an old one under its id. */
+  tracks_continued: number;
   objects_tracked: number;
   objects_untracked: number;
   switch_flags: number;
@@ -54,10 +65,20 @@ async function sessionFrames(db: Db, sessionId: string): Promise<SessionFrame[]>
   }));
 }
 
+/** Which track each of the session's objects is in now, and whether a person made it. */
+async function oldMembership(db: Tx, sessionId: string): Promise<OldTrackMember[]> {
+  const rows = await db.annoObject.findMany({
+    where: { frame: { sessionId }, trackId: { not: null } },
+    select: { id: true, trackId: true, source: true },
+  });
+  return rows.map((o) => ({ objectId: o.id, trackId: o.trackId!, human: o.source === 'human' }));
+}
+
 /**
- * Re-runs association for a session (docs/tracks.md): its tracks are replaced by the tracker's, in
- * one transaction, and each object names its new track. Assigning a track does not edit the label,
- * so objects keep their version.
+ * Re-runs association for a session (docs/tracks.md): the tracker's tracks replace the session's
+ * in one transaction, each object names its track, and a new track that continues an old one
+ * (carryTrackIds) keeps its id, so what hangs on the id survives a retrack. Assigning a track does
+ * not edit the label, so objects keep their version.
  */
 export async function retrackSession(db: Db, input: RetrackInput): Promise<RetrackOutcome> {
   const session = await db.session.findUnique({ where: { id: input.sessionId }, select: { id: true } });
@@ -67,23 +88,45 @@ export async function retrackSession(db: Db, input: RetrackInput): Promise<Retra
   const objects = frames.reduce((n, f) => n + f.objects.length, 0);
   const tracked = tracks.reduce((n, t) => n + t.trajectory.length, 0);
   const switches = tracks.reduce((n, t) => n + t.switches.length, 0);
-  await db.$transaction(
+  const continued = await db.$transaction(
     async (tx) => {
       // The session's rows are locked first, so two retracks of one session cannot interleave.
       await tx.$queryRaw`SELECT id FROM sessions WHERE id = ${input.sessionId}::uuid FOR UPDATE`;
+      const carried = carryTrackIds(
+        await oldMembership(tx, input.sessionId),
+        tracks.map((t) => t.trajectory.map((p) => p.object_id)),
+      );
       await tx.$executeRaw`UPDATE objects o SET track_id = NULL FROM frames f
         WHERE f.id = o.frame_id AND f.session_id = ${input.sessionId}::uuid AND o.track_id IS NOT NULL`;
-      await tx.track.deleteMany({ where: { sessionId: input.sessionId } });
-      const rows = await tx.track.createManyAndReturn({
-        data: tracks.map((t) => ({
-          sessionId: input.sessionId,
-          trackerVersion: TRACKER_VERSION,
-          trajectory: t.trajectory as unknown as Prisma.InputJsonValue,
-          idSwitchFlags: t.switches as unknown as Prisma.InputJsonValue,
-          attrs: { class_name: t.className, settings: input.settings },
-        })),
+      // Old tracks no new track continues go, with their events; the continued ones keep their id,
+      // events and track-level attrs (intent, smoothing), and take the tracker's trajectory.
+      const kept = carried.filter((id): id is string => id !== null);
+      await tx.track.deleteMany({ where: { sessionId: input.sessionId, id: { notIn: kept } } });
+      const previous = new Map(
+        (await tx.track.findMany({ where: { id: { in: kept } }, select: { id: true, attrs: true } })).map(
+          (t) => [t.id, asJsonObject(t.attrs)],
+        ),
+      );
+      const rowOf = (t: (typeof tracks)[number], oldId: string | null) => ({
+        sessionId: input.sessionId,
+        trackerVersion: TRACKER_VERSION,
+        trajectory: t.trajectory as unknown as Prisma.InputJsonValue,
+        idSwitchFlags: t.switches as unknown as Prisma.InputJsonValue,
+        attrs: {
+          ...(oldId ? previous.get(oldId) : {}),
+          class_name: t.className,
+          settings: input.settings,
+        } as Prisma.InputJsonValue,
+      });
+      for (const [i, t] of tracks.entries())
+        if (carried[i]) await tx.track.update({ where: { id: carried[i]! }, data: rowOf(t, carried[i]!) });
+      const fresh = tracks.flatMap((t, i) => (carried[i] ? [] : [{ t, i }]));
+      const created = await tx.track.createManyAndReturn({
+        data: fresh.map(({ t }) => rowOf(t, null)),
         select: { id: true },
       });
+      const idOf = new Map(fresh.map(({ i }, k) => [i, created[k]!.id]));
+      const rows = tracks.map((_, i) => ({ id: carried[i] ?? idOf.get(i)! }));
       const trackIds = rows.flatMap((r, i) => tracks[i]!.trajectory.map(() => r.id));
       const objectIds = tracks.flatMap((t) => t.trajectory.map((p) => p.object_id));
       if (objectIds.length)
@@ -97,10 +140,12 @@ export async function retrackSession(db: Db, input: RetrackInput): Promise<Retra
         detail: {
           tracker_version: TRACKER_VERSION,
           tracks: tracks.length,
+          tracks_continued: kept.length,
           objects_tracked: tracked,
           settings: input.settings,
         },
       });
+      return kept.length;
     },
     { timeout: 120_000 },
   );
@@ -108,6 +153,7 @@ export async function retrackSession(db: Db, input: RetrackInput): Promise<Retra
     session_id: input.sessionId,
     tracker_version: TRACKER_VERSION,
     tracks: tracks.length,
+    tracks_continued: continued,
     objects_tracked: tracked,
     objects_untracked: objects - tracked,
     switch_flags: switches,
@@ -134,7 +180,28 @@ export function trackOut(t: Prisma.TrackGetPayload<object>) {
   };
 }
 
-/** The activities of RetrackWorkflow, on the `cpu` queue. */
+/**
+ * The retrack after an auto-label run: with the settings the session was last tracked with (a
+ * reviewer's choice outlives the run), else the defaults; nobody's request, so no actor.
+ */
+export async function retrackAfterAutolabel(db: Db, sessionId: string): Promise<RetrackOutcome> {
+  const last = await db.track.findFirst({
+    where: { sessionId },
+    orderBy: { updatedAt: 'desc' },
+    select: { attrs: true },
+  });
+  const stored = TrackerSettings.safeParse(asJsonObject(last?.attrs ?? {}).settings ?? {});
+  return retrackSession(db, {
+    sessionId,
+    settings: stored.success ? stored.data : DEFAULT_TRACKER_SETTINGS,
+    actorId: null,
+  });
+}
+
+/** The activities of RetrackWorkflow and of the auto-label's retrack, on the `cpu` queue. */
 export function createTrackActivities(deps: ActivityDeps) {
-  return { retrackSession: (input: RetrackInput) => retrackSession(deps.db, input) };
+  return {
+    retrackSession: (input: RetrackInput) => retrackSession(deps.db, input),
+    retrackAfterAutolabel: (input: { sessionId: string }) => retrackAfterAutolabel(deps.db, input.sessionId),
+  };
 }
