@@ -54,6 +54,8 @@ import { createTrackInterpolationRoutes } from './routes/tracks/interpolate';
 import { createTrackRelabelRoutes } from './routes/tracks/relabel';
 import { createTrackEditRoutes } from './routes/tracks/edit';
 import { createTrackSeg4dRoutes } from './routes/tracks/seg4d';
+import { createLaneRoutes } from './routes/lanes';
+import { createSessionLaneRoutes } from './routes/lanes/session';
 import { createHardeningRoutes } from './routes/hardening';
 import { createRecallRoutes } from './routes/recall';
 import { createRelabelRoutes } from './routes/relabel';
@@ -152,6 +154,8 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createTrackRelabelRoutes(deps),
     createTrackEditRoutes(deps),
     createTrackSeg4dRoutes(deps),
+    createLaneRoutes(deps),
+    createSessionLaneRoutes(deps),
     createHardeningRoutes(deps, () => groups.map((g) => g.name)),
     createAgentRunRoutes(deps),
     createAgentReanalyzeRoutes(deps),
