@@ -54,6 +54,8 @@ import { createTrackInterpolationRoutes } from './routes/tracks/interpolate';
 import { createTrackRelabelRoutes } from './routes/tracks/relabel';
 import { createTrackEditRoutes } from './routes/tracks/edit';
 import { createTrackSeg4dRoutes } from './routes/tracks/seg4d';
+import { createDrivingEventRoutes } from './routes/driving-events';
+import { createDynamicsRoutes } from './routes/dynamics';
 import { createLaneRoutes } from './routes/lanes';
 import { createSessionLaneRoutes } from './routes/lanes/session';
 import { createHardeningRoutes } from './routes/hardening';
@@ -154,6 +156,8 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createTrackRelabelRoutes(deps),
     createTrackEditRoutes(deps),
     createTrackSeg4dRoutes(deps),
+    createDrivingEventRoutes(deps),
+    createDynamicsRoutes(deps),
     createLaneRoutes(deps),
     createSessionLaneRoutes(deps),
     createHardeningRoutes(deps, () => groups.map((g) => g.name)),

@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { defaultCamera, type CriticFrame, type EgoCamera } from '../../core/critic';
+import { contextEgoSpeed, sessionCamera, type CriticFrame } from '../../core/critic';
 import { UnavailableError } from '../../core/errors';
 import type { AgentPolicy } from '../../core/routing';
 import type { AutolabelJob, Prisma } from '../../generated/prisma/client';
@@ -53,30 +53,6 @@ async function loadOntology(deps: ActivityDeps): Promise<OntologyLookup> {
   };
 }
 
-/** A calibration in the session's source metadata (`camera`: fx, fy, cx, cy, height_m, pitch_deg) wins over the default. */
-function sessionCamera(
-  sourceMeta: Prisma.JsonValue,
-  width: number,
-  height: number,
-): { camera: EgoCamera; source: 'session' | 'default' } {
-  const c = (sourceMeta as { camera?: Record<string, unknown> } | null)?.camera;
-  const n = (k: string) => (typeof c?.[k] === 'number' ? (c[k] as number) : null);
-  if (c && n('fx') && n('fy') && n('cx') !== null && n('cy') !== null) {
-    return {
-      camera: {
-        fx: n('fx')!,
-        fy: n('fy')!,
-        cx: n('cx')!,
-        cy: n('cy')!,
-        heightM: n('height_m') ?? 1.4,
-        pitchDeg: n('pitch_deg') ?? 0,
-      },
-      source: 'session',
-    };
-  }
-  return { camera: defaultCamera(width, height), source: 'default' };
-}
-
 /**
  * Frames commit in batches: one transaction per batch of up to COMMIT_FRAMES consecutive frames,
  * or fewer when the oldest waiting frame has waited COMMIT_MS (so progress, heartbeat and the slot
@@ -87,11 +63,6 @@ const COMMIT_FRAMES = 8;
 const COMMIT_MS = 1000;
 /** Frames read and letterboxed ahead of the one being inferred. */
 const PREFETCH = 3;
-
-const egoSpeed = (context: Prisma.JsonValue): number | null => {
-  const v = (context as { ego_speed_mps?: unknown } | null)?.ego_speed_mps;
-  return typeof v === 'number' && Number.isFinite(v) ? v : null;
-};
 
 export function createAutolabelActivities(deps: ActivityDeps) {
   const { db, storage, config } = deps;
@@ -286,7 +257,7 @@ export function createAutolabelActivities(deps: ActivityDeps) {
               image,
               closedSet: closed,
               timestampMs: frame.timestampMs,
-              egoSpeedMps: egoSpeed(frame.context),
+              egoSpeedMps: contextEgoSpeed(frame.context),
             },
             {
               policy,

@@ -51,6 +51,39 @@ export function defaultCamera(width: number, height: number): EgoCamera {
   return { fx: f, fy: f, cx: width / 2, cy: height / 2, heightM: 1.4, pitchDeg: 0 };
 }
 
+/**
+ * A calibration in the session's source metadata (`camera`: fx, fy, cx, cy, height_m, pitch_deg)
+ * wins over the default. Shared by the critic's auto-label pass and dynamics (docs/dynamics.md).
+ */
+export function sessionCamera(
+  sourceMeta: unknown,
+  width: number,
+  height: number,
+): { camera: EgoCamera; source: 'session' | 'default' } {
+  const c = (sourceMeta as { camera?: Record<string, unknown> } | null)?.camera;
+  const n = (k: string) => (typeof c?.[k] === 'number' ? (c[k] as number) : null);
+  if (c && n('fx') && n('fy') && n('cx') !== null && n('cy') !== null) {
+    return {
+      camera: {
+        fx: n('fx')!,
+        fy: n('fy')!,
+        cx: n('cx')!,
+        cy: n('cy')!,
+        heightM: n('height_m') ?? 1.4,
+        pitchDeg: n('pitch_deg') ?? 0,
+      },
+      source: 'session',
+    };
+  }
+  return { camera: defaultCamera(width, height), source: 'default' };
+}
+
+/** A frame's recorded ego speed (`frames.context.ego_speed_mps`, docs/ego-state.md), m/s. */
+export const contextEgoSpeed = (context: unknown): number | null => {
+  const v = (context as { ego_speed_mps?: unknown } | null)?.ego_speed_mps;
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+};
+
 export const horizonRow = (cam: EgoCamera): number =>
   cam.cy - cam.fy * Math.tan((cam.pitchDeg * Math.PI) / 180);
 
