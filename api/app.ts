@@ -54,6 +54,7 @@ import { createTrackInterpolationRoutes } from './routes/tracks/interpolate';
 import { createTrackRelabelRoutes } from './routes/tracks/relabel';
 import { createTrackEditRoutes } from './routes/tracks/edit';
 import { createTrackSeg4dRoutes } from './routes/tracks/seg4d';
+import { createInertialRoutes } from './routes/inertial';
 import { createDrivingEventRoutes } from './routes/driving-events';
 import { createDynamicsRoutes } from './routes/dynamics';
 import { createLaneRoutes } from './routes/lanes';
@@ -156,6 +157,7 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createTrackRelabelRoutes(deps),
     createTrackEditRoutes(deps),
     createTrackSeg4dRoutes(deps),
+    createInertialRoutes(deps),
     createDrivingEventRoutes(deps),
     createDynamicsRoutes(deps),
     createLaneRoutes(deps),

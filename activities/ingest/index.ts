@@ -10,6 +10,8 @@ import { emitJobEvent } from '../events/jobs';
 import { readObject } from '../inspector/frame-objects';
 import { copySourceObject, readableSource } from '../sources';
 import { driveFrames, probeDriveMedia } from '../media/drive';
+import { driveEgoStreams } from '../media/ego';
+import { egoSpeedsAt, storeEgoStreams } from '../ego/streams';
 import type { DriveProbe } from '../media/frame-source';
 import { detectPii } from '../pii/detector';
 import { PII_IN_FLIGHT, runInFlight } from '../pii/in-flight';
@@ -43,11 +45,16 @@ const PROGRESS_MS = 1000;
 /** How often probeDrive heartbeats while it hashes and probes (its heartbeat timeout is 15 s). */
 const HEARTBEAT_MS = 3000;
 
-/** What a frame row keeps from ingest: its place in the drive and its measured exposure and sharpness (read by the inspector). */
-const frameContext = (seq: number, m: QualityMetrics) => ({
+/**
+ * What a frame row keeps from ingest: its place in the drive, its measured exposure and sharpness
+ * (read by the inspector) and, where the drive has a speed stream, the ego speed at the frame
+ * (read by the critic's motion check; docs/ego-state.md).
+ */
+const frameContext = (seq: number, m: QualityMetrics, egoSpeed: number | null) => ({
   seq,
   exposure: { mean_luma: m.meanLuma, clipped_dark: m.clippedDark, clipped_bright: m.clippedBright },
   sharpness: m.laplacianVariance,
+  ...(egoSpeed === null ? {} : { ego_speed_mps: egoSpeed }),
 });
 /** Frames analysed and stored concurrently while ffmpeg keeps decoding. */
 const IN_FLIGHT = 4;
@@ -180,9 +187,12 @@ export function createIngestActivities(deps: ActivityDeps) {
 
     /**
      * Streams the drive's frames at the target rate, measuring each (perceptual hash, blur,
-     * exposure) and storing it as a candidate. A retry skips the candidates already stored.
+     * exposure) and storing it as a candidate. A retry skips the candidates already stored. Then
+     * a bag's ego topics (IMU, GNSS, speed) are kept as the session's ego streams.
      */
-    extractFrames: (input: IngestWorkflowInput & { probe: DriveProbe }): Promise<{ extracted: number }> =>
+    extractFrames: (
+      input: IngestWorkflowInput & { probe: DriveProbe },
+    ): Promise<{ extracted: number; ego: Awaited<ReturnType<typeof storeEgoStreams>> }> =>
       step(async () => {
         const ctx = Context.current();
         const stored = new Set(
@@ -245,7 +255,8 @@ export function createIngestActivities(deps: ActivityDeps) {
         await flushRows();
         if (seq === 0) throw new DriveRefusedError('the drive yielded no frames');
         await progress.flush();
-        return { extracted: seq };
+        const ego = await driveEgoStreams(storage, input.drive, (read) => ctx.heartbeat({ seq, ego: read }));
+        return { extracted: seq, ego: await storeEgoStreams(db, input.sessionId, ego) };
       }),
 
     /** Applies the quality gate; a refused frame gets a rejected-frames row with its reason and no frame row. */
@@ -343,6 +354,11 @@ export function createIngestActivities(deps: ActivityDeps) {
             `no frame passed the quality gate and the duplicate check (${session.rejectedCount} rejected, ${session.duplicateCount} near-duplicates)`,
           );
         }
+        const speeds = await egoSpeedsAt(
+          db,
+          input.sessionId,
+          accepted.map((c) => c.timestampMs),
+        );
         await db.$transaction([
           db.frame.createMany({
             data: accepted.map((c, index) => ({
@@ -353,7 +369,7 @@ export function createIngestActivities(deps: ActivityDeps) {
               height: c.height,
               uri: c.objectKey,
               phash: c.phash,
-              context: frameContext(c.seq, c.metrics as unknown as QualityMetrics),
+              context: frameContext(c.seq, c.metrics as unknown as QualityMetrics, speeds[index] ?? null),
             })),
             skipDuplicates: true,
           }),
@@ -444,7 +460,7 @@ export function createIngestActivities(deps: ActivityDeps) {
       }),
 
     /**
-     * Undoes a failed ingest so nothing half-written stays: frames, audits, rejected rows,
+     * Undoes a failed ingest so nothing half-written stays: frames, ego streams, audits, rejected rows,
      * candidates, every stored object of the session and its source copy go; the session keeps the error and
      * releases its content hash (the same drive may be tried again).
      */
@@ -456,6 +472,7 @@ export function createIngestActivities(deps: ActivityDeps) {
         const job = await db.ingestJob.findUniqueOrThrow({ where: { id: input.jobId } });
         await db.$transaction([
           db.frame.deleteMany({ where: { sessionId: input.sessionId } }),
+          db.egoStream.deleteMany({ where: { sessionId: input.sessionId } }),
           db.rejectedFrame.deleteMany({ where: { sessionId: input.sessionId } }),
           db.ingestCandidate.deleteMany({ where: { sessionId: input.sessionId } }),
           db.session.update({

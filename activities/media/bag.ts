@@ -130,7 +130,8 @@ async function openMcap(access: RandomAccess): Promise<OpenBag> {
   };
 }
 
-async function openBag(access: RandomAccess): Promise<OpenBag> {
+/** Also read by activities/media/ego.ts, whose streams share the frames' clock (`startNs`). */
+export async function openBag(access: RandomAccess): Promise<OpenBag> {
   const format = sniffDriveFormat(await access.read(0, 16));
   try {
     if (format === 'ros1') return await openRos1(access);
