@@ -59,6 +59,9 @@ import { createDrivingEventRoutes } from './routes/driving-events';
 import { createDynamicsRoutes } from './routes/dynamics';
 import { createLaneRoutes } from './routes/lanes';
 import { createSessionLaneRoutes } from './routes/lanes/session';
+import { createTrackletRoutes } from './routes/tracklets';
+import { createObjectPropagateRoutes } from './routes/objects/propagate';
+import { createAgentPropagateRoutes } from './routes/agent/propagate';
 import { createHardeningRoutes } from './routes/hardening';
 import { createRecallRoutes } from './routes/recall';
 import { createRelabelRoutes } from './routes/relabel';
@@ -162,6 +165,9 @@ export function createRouteGroups(deps: AppDeps): RouteGroup[] {
     createDynamicsRoutes(deps),
     createLaneRoutes(deps),
     createSessionLaneRoutes(deps),
+    createTrackletRoutes(deps),
+    createObjectPropagateRoutes(deps),
+    createAgentPropagateRoutes(deps),
     createHardeningRoutes(deps, () => groups.map((g) => g.name)),
     createAgentRunRoutes(deps),
     createAgentReanalyzeRoutes(deps),
