@@ -34,12 +34,17 @@ const RUNS = {
 /**
  * The wall-clock bound of one schemathesis run. Not `--max-time`: schemathesis spends all of it
  * (fuzzing repeats until it is gone) and cuts the coverage phase short on a slow machine, so the
- * work is bounded by the counts above and this limit only stops a run that hangs; it leaves room
- * for a machine busy with other suites (the admin run took 105 s at a load of 4.8 on 2 cores; with
- * 290 operations and other work on the machine its coverage phase alone took 209 s, and 240 s
- * cut the run short).
+ * work is bounded by the counts above and this limit only stops a run that hangs. It grows with
+ * the operations a run covers, as the work does, and leaves room for a machine busy with other
+ * suites: with 430 operations and other suites on the machine the admin run's coverage phase alone
+ * took 456 s, and a fixed 480 s cut it short (stop 31); at 290 operations it took 209 s.
  */
-const RUN_LIMIT_MS = 480_000;
+const RUN_LIMIT_PER_OPERATION_MS = 1_800;
+const RUN_LIMIT_FLOOR_MS = 240_000;
+const runLimitMs = (operationCount: number): number =>
+  Math.max(RUN_LIMIT_FLOOR_MS, operationCount * RUN_LIMIT_PER_OPERATION_MS);
+/** Jest's bound on a test holding one run and its one retry (fuzzRacingOnce); the run limit bounds it first. */
+const TEST_LIMIT_MS = 2 * runLimitMs(2_000) + 30_000;
 
 /**
  * What is checked. `positive_data_acceptance` is left out: schema-valid requests naming ids that
@@ -163,6 +168,7 @@ interface Finding {
 interface RunResult {
   exitCode: number | null;
   timedOut: boolean;
+  limitMs: number;
   stdout: string;
   findings: Finding[];
   errors: string[];
@@ -215,16 +221,19 @@ async function fuzz(
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stdout += d.toString()));
   let timedOut = false;
+  const limitMs = runLimitMs(
+    select.include ? select.include.length : operations.length - (select.exclude?.length ?? 0),
+  );
   const timer = setTimeout(() => {
     timedOut = true;
     child.kill('SIGKILL');
-  }, RUN_LIMIT_MS);
+  }, limitMs);
   const exitCode = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearTimeout(timer);
   const outputFile = path.join(workDir, `${name}.txt`);
   writeFileSync(outputFile, stdout);
   const { findings, errors } = readEvents(events, stdout, token);
-  return { exitCode, timedOut, stdout, findings, errors, outputFile };
+  return { exitCode, timedOut, limitMs, stdout, findings, errors, outputFile };
 }
 
 /** Findings from the run's NDJSON events; the curl line of each case from schemathesis' own output. */
@@ -287,7 +296,7 @@ function readEvents(file: string, stdout: string, token: string): { findings: Fi
 /** A readable account of a run that did not pass: each failing operation, check and reproduction. */
 function report(name: keyof typeof RUNS, run: RunResult): string {
   const lines = [
-    `schemathesis run "${name}" (seed ${SEED}) did not pass: exit ${run.exitCode}${run.timedOut ? `, killed after ${RUN_LIMIT_MS / 1000} s` : ''}`,
+    `schemathesis run "${name}" (seed ${SEED}) did not pass: exit ${run.exitCode}${run.timedOut ? `, killed after ${run.limitMs / 1000} s` : ''}`,
     `full output: ${run.outputFile}`,
     `reproduce a case against a running API: API=http://127.0.0.1:8080 TOKEN=<${name === 'annotator' ? 'an annotator' : 'an admin'} token>, then the curl line`,
     '',
@@ -351,13 +360,13 @@ describe('API fuzz run (schemathesis, every operation of /api/openapi.json)', ()
   it(
     'finds nothing as an admin',
     async () => expectClean('admin', await fuzzRacingOnce('admin', tokens.admin, shared())),
-    2 * RUN_LIMIT_MS + 30_000,
+    TEST_LIMIT_MS,
   );
 
   it(
     'finds nothing as an annotator (role checks answer 403 as declared)',
     async () => expectClean('annotator', await fuzzRacingOnce('annotator', tokens.annotator, shared())),
-    2 * RUN_LIMIT_MS + 30_000,
+    TEST_LIMIT_MS,
   );
 
   it(
@@ -368,6 +377,6 @@ describe('API fuzz run (schemathesis, every operation of /api/openapi.json)', ()
         .map((op) => op.operationId);
       expectClean('revoker', await fuzz('revoker', tokens.revoker, { include }));
     },
-    RUN_LIMIT_MS + 30_000,
+    TEST_LIMIT_MS,
   );
 });
