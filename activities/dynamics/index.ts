@@ -248,19 +248,14 @@ export async function computeDynamics(db: Db, input: ComputeScope, actor: Actor)
 }
 
 export function dynamicsOut(r: ObjectDynamics & { object: { class: { name: string } } }) {
+  const { object_id, ...motion } = storedOut(r);
   return {
-    object_id: r.objectId,
+    object_id,
     frame_id: r.frameId,
     session_id: r.sessionId,
     track_id: r.trackId,
     class_name: r.object.class.name,
-    speed_px_s: r.speedPxS,
-    accel_px_s2: r.accelPxS2,
-    heading_deg: r.headingDeg,
-    speed_mps: r.speedMps,
-    accel_mps2: r.accelMps2,
-    range_m: r.rangeM,
-    metric: r.metric,
+    ...motion,
     computed_at: r.computedAt.toISOString(),
   };
 }

@@ -4,7 +4,7 @@ import { DEFAULT_INERTIAL_THRESHOLDS, INERTIAL_EVENT_KINDS } from '../../../core
 import { DEFAULT_SCENE_THRESHOLDS } from '../../../core/ego/scene';
 import { EGO_KINDS } from '../../../core/ego/streams';
 import { TIMELINE_SOURCES } from '../../../core/ego/timeline';
-import { EVENT_ATTRS_LIMITS, eventAttrsProblem } from '../../../core/tracking/events';
+import { boundedAttrs } from '../../http/bounded-attrs';
 import { booleanParam, limitParam } from '../../http/session-reads';
 
 /** Bodies and queries of the inertial group (docs/ego-state.md); the spec shows none, so they are ours. */
@@ -132,15 +132,7 @@ const kind = z
     description:
       'what happened (the detectors write hard_braking, hard_acceleration, sharp_turn, bump, scene_change)',
   });
-const attrs = z
-  .record(z.string(), z.unknown())
-  .superRefine((value, ctx) => {
-    const problem = eventAttrsProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  })
-  .meta({
-    description: `a note on the event: at most ${EVENT_ATTRS_LIMITS.maxKeys} keys, ${EVENT_ATTRS_LIMITS.maxBytes} bytes, ${EVENT_ATTRS_LIMITS.maxDepth} levels`,
-  });
+const attrs = boundedAttrs('a note on the event');
 const start = ms(false, "start on the frames' clock (ms from the drive's start)");
 const end = ms(false, 'end (ms), at or after the start; null or absent for an instant').nullable();
 const label = z.string().min(1).max(200).nullable();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_DETECTOR } from '../../../core/lanes/detect';
 import { LANE_TYPES } from '../../../core/lanes/vocabulary';
-import { EVENT_ATTRS_LIMITS, eventAttrsProblem } from '../../../core/tracking/events';
+import { boundedAttrs } from '../../http/bounded-attrs';
 import { booleanParam } from '../../http/session-reads';
 
 /** Bodies and queries of the lane routes (docs/lanes.md); the spec shows none, so they are ours. */
@@ -18,15 +18,7 @@ const laneType = z
   .enum(LANE_TYPES)
   .meta({ description: `one of ${LANE_TYPES.join(', ')} (docs/lanes.md "Vocabulary")` });
 
-const attrs = z
-  .record(z.string(), z.unknown())
-  .superRefine((value, ctx) => {
-    const problem = eventAttrsProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  })
-  .meta({
-    description: `at most ${EVENT_ATTRS_LIMITS.maxKeys} keys, ${EVENT_ATTRS_LIMITS.maxBytes} bytes, ${EVENT_ATTRS_LIMITS.maxDepth} levels`,
-  });
+const attrs = boundedAttrs('notes on the lane');
 
 const conf = z.number().min(0).max(1).nullable();
 const laneGroupId = z.uuid().nullable().meta({ description: 'the same physical lane across frames' });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { INTENTS } from '../../../core/tracking/intent';
-import { EVENT_ATTRS_LIMITS, TRACK_EVENT_KINDS, eventAttrsProblem } from '../../../core/tracking/events';
+import { TRACK_EVENT_KINDS } from '../../../core/tracking/events';
+import { boundedAttrs } from '../../http/bounded-attrs';
 import { limitParam } from '../../http/session-reads';
 
 /** Bodies and queries of track events and intent (docs/track-events.md); the spec shows none, so they are ours. */
@@ -10,15 +11,7 @@ const kind = z
   .meta({ description: 'what the object does (GET /api/intent/vocab lists the kinds)' });
 const frameId = (which: string) =>
   z.uuid().meta({ description: `frame of the track's session where the event ${which}` });
-const attrs = z
-  .record(z.string(), z.unknown())
-  .superRefine((value, ctx) => {
-    const problem = eventAttrsProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  })
-  .meta({
-    description: `a note on the event: at most ${EVENT_ATTRS_LIMITS.maxKeys} keys, ${EVENT_ATTRS_LIMITS.maxBytes} bytes, ${EVENT_ATTRS_LIMITS.maxDepth} levels`,
-  });
+const attrs = boundedAttrs('a note on the event');
 
 export const TrackEventIn = z.strictObject({
   kind,
