@@ -48,6 +48,18 @@ async function rowsOf(sessionIds: string[]) {
   return rows;
 }
 
+/**
+ * The rows without their track links: each auto-label of the run ends with a retrack, which links
+ * the run's objects and deletes the tracks only the replaced ones held, so a revert restores the
+ * objects exactly but cannot point them at those tracks again (docs/agent-runs.md).
+ */
+const withoutTrackLinks = (rows: Awaited<ReturnType<typeof rowsOf>>) =>
+  rows.map((r) => {
+    if (r.kind !== 'object') return r;
+    const { track_id: _track, ...row } = r.row as Record<string, unknown>;
+    return { ...r, row };
+  });
+
 describe('a redetect-all corpus run and its revert', () => {
   const ids = { a: '', b: '', unlabelled: '', quarantined: '' };
   let before: Awaited<ReturnType<typeof rowsOf>>;
@@ -232,7 +244,14 @@ describe('a redetect-all corpus run and its revert', () => {
         .filter((r) => r.kind === 'provenance' && (r.row as { object_id: string }).object_id === made.id)
         .map((r) => r.id),
     ]);
-    expect(after.filter((r) => !keptIds.has(r.id))).toEqual(before);
+    expect(withoutTrackLinks(after.filter((r) => !keptIds.has(r.id)))).toEqual(withoutTrackLinks(before));
+    // No restored object points at a track that is gone.
+    const linked = after.flatMap((r) =>
+      r.kind === 'object' && (r.row as { track_id: string | null }).track_id
+        ? [(r.row as { track_id: string }).track_id]
+        : [],
+    );
+    expect(await db.track.count({ where: { id: { in: [...new Set(linked)] } } })).toBe(new Set(linked).size);
     expect(after.filter((r) => r.kind === 'object' && keptIds.has(r.id))).toEqual([
       expect.objectContaining({ row: expect.objectContaining({ source: 'human' }) }),
     ]);
