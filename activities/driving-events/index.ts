@@ -18,6 +18,7 @@ import type { Actor } from '../annotations/objects';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
 import { dynamicsForTracks, loadTrackPoints } from '../dynamics';
+import { requireSession } from '../sessions';
 import { asJsonObject, findTrack } from '../tracks/events';
 
 type Tx = Db | Prisma.TransactionClient;
@@ -47,11 +48,6 @@ export function drivingEventOut(e: DrivingEvent) {
   };
 }
 export type DrivingEventOut = ReturnType<typeof drivingEventOut>;
-
-async function findSession(db: Tx, sessionId: string): Promise<void> {
-  const session = await db.session.findUnique({ where: { id: sessionId }, select: { id: true } });
-  if (!session) throw new NotFoundError(`no session ${sessionId}`);
-}
 
 /** Runs the taxonomy's rules over the session's tracks, stored (or computed) dynamics, ego speed and IMU events. */
 async function derive(db: Tx, sessionId: string): Promise<Derivation> {
@@ -119,7 +115,7 @@ const keptWhere = (sessionId: string): Prisma.DrivingEventWhereInput => ({
 
 /** What derive would write, and what it would not re-propose; stores nothing. */
 export async function previewDrivingEvents(db: Db, sessionId: string) {
-  await findSession(db, sessionId);
+  await requireSession(db, sessionId);
   const derivation = await derive(db, sessionId);
   const kept = await db.drivingEvent.findMany({ where: keptWhere(sessionId) });
   const events = derivation.events.map((d) => derivedOut(d, keptMatch(d, kept)));
@@ -237,7 +233,7 @@ async function humanSpan(db: Tx, sessionId: string, input: HumanEventIn) {
 /** A person's event (source human, proposed until a reviewer decides); its classes are its tracks' objects'. Audited. */
 export async function createHumanDrivingEvent(db: Db, sessionId: string, input: HumanEventIn, actor: Actor) {
   return db.$transaction(async (tx) => {
-    await findSession(tx, sessionId);
+    await requireSession(tx, sessionId);
     const span = await humanSpan(tx, sessionId, input);
     const trackIds = [...new Set(input.track_ids)];
     const tracks = await tx.track.findMany({
@@ -349,7 +345,7 @@ async function listInTimeOrder(db: Db, where: Prisma.DrivingEventWhereInput, lim
 }
 
 export async function listSessionDrivingEvents(db: Db, sessionId: string, filter: ListFilter) {
-  await findSession(db, sessionId);
+  await requireSession(db, sessionId);
   return {
     session_id: sessionId,
     ...(await listInTimeOrder(db, { sessionId, ...filterWhere(filter) }, filter.limit)),
@@ -447,7 +443,7 @@ async function counts(db: Db, where: Prisma.DrivingEventWhereInput) {
 }
 
 export async function sessionDrivingEventSummary(db: Db, sessionId: string) {
-  await findSession(db, sessionId);
+  await requireSession(db, sessionId);
   return { session_id: sessionId, ...(await counts(db, { sessionId })) };
 }
 

@@ -17,7 +17,8 @@ import type { Prisma, Session, TimelineEvent } from '../../generated/prisma/clie
 import type { Actor } from '../annotations/objects';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
-import { imuStream, lockSession, requireSession } from './streams';
+import { imuStream, lockSession } from './streams';
+import { requireSession } from '../sessions';
 
 type Tx = Db | Prisma.TransactionClient;
 

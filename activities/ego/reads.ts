@@ -15,7 +15,8 @@ import {
 } from '../../core/ego/streams';
 import { frameRange, inWindow } from '../../core/ego/timeline';
 import type { Db } from '../db';
-import { imuStream, loadEgoStreams, requireSession } from './streams';
+import { imuStream, loadEgoStreams } from './streams';
+import { requireSession } from '../sessions';
 
 async function sessionFrames(db: Db, sessionId: string) {
   return db.frame.findMany({

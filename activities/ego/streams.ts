@@ -14,12 +14,6 @@ type Tx = Db | Prisma.TransactionClient;
 
 export type StoredStream = EgoStreamData & { id: string };
 
-export async function requireSession(db: Tx, sessionId: string): Promise<Session> {
-  const session = await db.session.findUnique({ where: { id: sessionId } });
-  if (!session) throw new NotFoundError(`no session ${sessionId}`);
-  return session;
-}
-
 /**
  * The session, its row locked for the rest of the transaction: `share` while one event is written
  * (the session cannot go under it), `update` while a detector's events are added, so that two runs

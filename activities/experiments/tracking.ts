@@ -7,6 +7,7 @@ import type { Actor } from '../annotations/objects';
 import type { Db } from '../db';
 import { loadPredictions, usableRun } from '../evalgov/scope';
 import { recordOperation } from '../quality/operations';
+import { requireSession } from '../sessions';
 
 export const TRACKING_EVAL_OP = 'tracking';
 
@@ -25,8 +26,7 @@ export interface TrackingEvalInput {
  * operation `tracking`.
  */
 export async function evaluateRunTracking(db: Db, input: TrackingEvalInput, actor: Actor) {
-  const session = await db.session.findUnique({ where: { id: input.session_id }, select: { id: true } });
-  if (!session) throw new NotFoundError(`no session ${input.session_id}`);
+  await requireSession(db, input.session_id);
   const run = await usableRun(db, input.run_id);
   const classFilter = input.class_name
     ? await db.ontologyClass.findFirst({ where: { name: input.class_name }, select: { id: true } })

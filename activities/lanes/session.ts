@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { NotFoundError } from '../../core/errors';
 import { CLASSIFIER_VERSION, classifyLane } from '../../core/lanes/classify';
 import { markingMap } from '../../core/lanes/image';
 import { DEFAULT_LINK, linkLanes, type LinkFrame } from '../../core/lanes/link';
@@ -10,16 +9,12 @@ import type { Actor } from '../annotations/objects';
 import { recordAudit } from '../audit';
 import type { Db } from '../db';
 import type { ObjectStore } from '../storage/object-store';
+import { requireSession } from '../sessions';
 import { asJsonObject } from '../tracks/events';
 import { frameRgbOrNull } from './image';
 import { json, versionConflict } from './store';
 
 /** The session-wide lane writes: classify and link (docs/lanes.md). */
-
-async function sessionOrThrow(db: Db, sessionId: string) {
-  const session = await db.session.findUnique({ where: { id: sessionId }, select: { id: true } });
-  if (!session) throw new NotFoundError(`no session ${sessionId}`);
-}
 
 /** Writes each lane's new fields if it is still at the version read; any other version fails the whole batch. */
 async function writeAll(
@@ -60,7 +55,7 @@ export async function classifySessionLanes(
   input: { overwrite: boolean },
   actor: Actor,
 ) {
-  await sessionOrThrow(db, sessionId);
+  await requireSession(db, sessionId);
   const lanes = await db.lane.findMany({ where: { sessionId }, orderBy: sessionOrder });
   const eligible = lanes.filter(
     (l) => input.overwrite || l.laneType === 'unknown' || l.source !== 'human' || typeIsClassifiers(l),
@@ -138,7 +133,7 @@ export async function linkSessionLanes(
   input: { max_distance_px?: number | undefined },
   actor: Actor,
 ) {
-  await sessionOrThrow(db, sessionId);
+  await requireSession(db, sessionId);
   const frames = await db.frame.findMany({
     where: { sessionId },
     orderBy: [{ timestampMs: 'asc' }, { index: 'asc' }],

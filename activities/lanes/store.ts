@@ -3,6 +3,7 @@ import { polylineProblem, type Point } from '../../core/lanes/polyline';
 import { LANE_SOURCES, LANE_TYPES, type LaneType } from '../../core/lanes/vocabulary';
 import type { Lane, Prisma } from '../../generated/prisma/client';
 import type { Actor } from '../annotations/objects';
+import { requireSession } from '../sessions';
 import { recordAudit } from '../audit';
 import { asJsonObject } from '../tracks/events';
 import type { Db } from '../db';
@@ -231,8 +232,7 @@ export async function laneTypeCoverage(
   query: { session_id?: string | undefined; by_session: boolean },
 ) {
   const sessionId = query.session_id ?? null;
-  if (sessionId && !(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } })))
-    throw new NotFoundError(`no session ${sessionId}`);
+  if (sessionId) await requireSession(db, sessionId);
   const counts = await db.$queryRaw<
     Array<{ sessionId: string; laneType: string; source: string; n: number }>
   >`

@@ -5,6 +5,7 @@ import type { Actor } from '../annotations/objects';
 import type { MaskStore } from '../annotations/masks';
 import type { Db } from '../db';
 import { interpolateTrack, readTrackView } from '../tracks/interpolate';
+import { requireSession } from '../sessions';
 import { relabelTrack } from '../tracks/relabel';
 
 /**
@@ -24,10 +25,7 @@ export interface TrackScope {
 
 /** The scope's tracks, oldest first (404 for an unknown session or track, 422 past the bound). */
 async function tracksInScope(db: Db, scope: TrackScope): Promise<string[]> {
-  if (scope.session_id) {
-    const s = await db.session.findUnique({ where: { id: scope.session_id }, select: { id: true } });
-    if (!s) throw new NotFoundError(`no session ${scope.session_id}`);
-  }
+  if (scope.session_id) await requireSession(db, scope.session_id);
   const ids = scope.track_ids ? [...new Set(scope.track_ids)] : null;
   const rows = await db.track.findMany({
     where: {
